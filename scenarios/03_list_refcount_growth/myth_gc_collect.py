@@ -1,0 +1,51 @@
+"""Scenario 03, myth check: does gc.collect() in __getitem__ stop the growth?
+
+    python scenarios/03_list_refcount_growth/myth_gc_collect.py
+
+Seed 002 advises collecting garbage in __getitem__.  A full collection walks
+every tracked object (here about 1.7 million) and writes to each one's GC
+header, so a worker copies those pages at its first sample instead of
+gradually.  It is also slow: this reads only 40 samples and projects the epoch.
+"""
+import gc
+import sys
+import time
+
+from torch.utils.data import DataLoader
+
+from broken import IMAGES, WORKER_GROWTH_BUDGET_MB, DetectionDataset
+from fixes.worker_memory import WorkerMemoryWatch
+
+SAMPLES = 40
+
+
+class CollectingDetectionDataset(DetectionDataset):
+    def __getitem__(self, index):
+        gc.collect()
+        return super().__getitem__(index)
+
+
+def main():
+    loader = DataLoader(CollectingDetectionDataset(IMAGES), batch_size=4, num_workers=2,
+                        multiprocessing_context="fork")
+    started = time.perf_counter()
+    batches = iter(loader)
+    watch = WorkerMemoryWatch()
+    watch.sample()
+    for step, _ in enumerate(batches):
+        watch.sample()
+        if (step + 1) * loader.batch_size >= SAMPLES:
+            break
+    per_sample_s = (time.perf_counter() - started) / SAMPLES * loader.num_workers
+    epoch_h = per_sample_s * IMAGES / loader.num_workers / 3600
+    growth = watch.growth_mb()
+    print(f"metric worker_uss_growth_mb={growth:.1f}")
+    print(f"metric ms_per_sample={per_sample_s * 1000:.1f}")
+    print(f"{per_sample_s * 1000:.0f} ms per sample puts one epoch at {epoch_h:.1f} hours")
+    if growth > WORKER_GROWTH_BUDGET_MB:
+        sys.exit(f"worker memory grew {growth:.0f} MB within {SAMPLES} samples "
+                 f"(budget {WORKER_GROWTH_BUDGET_MB} MB): gc.collect() copied the objects' pages")
+
+
+if __name__ == "__main__":
+    main()

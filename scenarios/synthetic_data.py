@@ -1,0 +1,23 @@
+"""Small, deterministic data the scenarios build at run time (nothing is downloaded)."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def detection_annotations(count: int, seed: int = 0) -> list[dict]:
+    """COCO-style per-image records as a detection dataset keeps them in memory:
+    a file path, the image size, and a variable number of boxes and labels."""
+    rng = np.random.default_rng(seed)
+    boxes_per_image = rng.integers(1, 9, size=count)
+    boxes = (rng.random((int(boxes_per_image.sum()), 4)) * 600).round(1).tolist()
+    labels = rng.integers(0, 80, size=len(boxes)).tolist()
+    records, start = [], 0
+    for image_id, n in enumerate(boxes_per_image.tolist()):
+        records.append({
+            "file": f"train2017/{image_id:012d}.jpg",
+            "size": [640, 480],
+            "boxes": boxes[start:start + n],
+            "labels": labels[start:start + n],
+        })
+        start += n
+    return records
