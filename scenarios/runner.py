@@ -11,7 +11,7 @@ removed and reported.
 A scenario declares what its variants must show in `scenario.toml`:
 
     title = "…"                # one line, shown by `list` and `make help`
-    needs = ["fork"]            # platform facilities: fork, linux
+    needs = ["fork"]            # platform facilities: linux, fork, userns
     limit_s = 60                # hard wall-clock limit per variant
 
     [variants.broken]           # also: fixed, and any number of myth_* variants
@@ -106,16 +106,29 @@ def get_scenario(number: str) -> Scenario:
     return scenarios[key]
 
 
+def user_namespaces_work() -> bool:
+    """Can an unprivileged process make its own mount namespace (for a private /dev/shm)?"""
+    if not shutil.which("unshare"):
+        return False
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"],
+                           capture_output=True, timeout=10)
+    return probe.returncode == 0
+
+
 def missing_needs(scenario: Scenario) -> str | None:
     """Why this platform cannot run the scenario, or None if it can."""
     for need in scenario.needs:
         if need == "linux" and not sys.platform.startswith("linux"):
-            return f"needs Linux (this is {sys.platform})"
+            return f"needs Linux (this is {sys.platform}); a Linux VM or container will do"
         if need == "fork" and "fork" not in multiprocessing.get_all_start_methods():
             return (
                 f"needs the 'fork' start method, which {sys.platform} does not have; "
                 "run it on Linux (a VM or container is fine)"
             )
+        if need == "userns" and not user_namespaces_work():
+            return ("needs unprivileged user namespaces (`unshare --user --map-root-user "
+                    "--mount true` failed); enable kernel.unprivileged_userns_clone, "
+                    "or run outside a container that forbids them")
     return None
 
 

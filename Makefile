@@ -1,0 +1,76 @@
+# DataLoader Clinic. `make` lists what is here; the first target that needs
+# Python creates .venv and installs requirements.txt into it.
+# Bring your own environment instead with e.g. `make scenario-03 PYTHON=python3`.
+
+VENV := .venv
+PYTHON ?= $(VENV)/bin/python
+SCENARIO_DIRS := $(sort $(wildcard scenarios/[0-9][0-9]_*))
+export PYTHONPATH := $(CURDIR)
+
+ifeq ($(PYTHON),$(VENV)/bin/python)
+SETUP := $(VENV)/.installed
+else
+SETUP :=
+endif
+
+.DEFAULT_GOAL := help
+.PHONY: help setup test notebooks workshop doctor clean list
+
+help:
+	@echo "DataLoader Clinic: PyTorch DataLoader failures, reproduced and fixed"
+	@echo ""
+	@echo "  make scenario-NN   run scenario NN, broken then fixed, and print the verdict"
+	@echo "  make diff-NN       show the fix: diff -u broken.py fixed.py"
+	@echo "  make test          the whole test suite (scenarios, runner, fixes, notebooks)"
+	@echo "  make notebooks     re-execute the walkthroughs in notebooks/ in place"
+	@echo "  make workshop      every scenario in order, then a summary table"
+	@echo "  make doctor        what this machine can and cannot reproduce"
+	@echo "  make setup         create $(VENV) with the pinned requirements (automatic)"
+	@echo "  make clean         remove caches; 'make clean-all' also removes $(VENV)"
+	@echo ""
+	@echo "Scenarios:"
+	@for d in $(SCENARIO_DIRS); do \
+	  printf "  %s  %s\n" "$$(basename $$d | cut -c1-2)" "$$(sed -n 's/^title = "\(.*\)"/\1/p' $$d/scenario.toml)"; \
+	done
+
+setup: $(SETUP)
+
+$(VENV)/.installed: requirements.txt
+	@command -v python3 >/dev/null || { echo "error: python3 not found; install Python 3.11+" >&2; exit 2; }
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -r requirements.txt
+	@# Lets `.venv/bin/python scenarios/NN_*/broken.py` import fixes/ and scenarios/ from anywhere.
+	echo "$(CURDIR)" > "$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/dataloader_clinic.pth"
+	touch $@
+
+scenario-%: $(SETUP)
+	@$(PYTHON) -m scenarios run $*
+
+diff-%:
+	@dir=$$(ls -d scenarios/$*_* 2>/dev/null | head -n 1); \
+	if [ -z "$$dir" ]; then \
+	  echo "error: no scenario '$*'; available: $$(ls -d scenarios/[0-9][0-9]_* | xargs -n1 basename | cut -c1-2 | tr '\n' ' ')" >&2; exit 2; \
+	fi; \
+	diff -u $$dir/broken.py $$dir/fixed.py; test $$? -le 1
+
+list: $(SETUP)
+	@$(PYTHON) -m scenarios list
+
+test: $(SETUP)
+	$(PYTHON) -m pytest
+
+notebooks: $(SETUP)
+	$(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb
+
+workshop: $(SETUP)
+	@$(PYTHON) -m scenarios run all
+
+doctor: $(SETUP)
+	@$(PYTHON) -m scenarios doctor
+
+clean:
+	rm -rf .pytest_cache $$(find . -name __pycache__ -not -path './$(VENV)/*')
+
+clean-all: clean
+	rm -rf $(VENV)

@@ -1,0 +1,25 @@
+"""Shared by the tests: run a scenario through the real command line, as `make` does."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_scenario_json(number: str, *variants: str) -> dict:
+    """`python -m scenarios run NN --json --variant …`, parsed; skips where it cannot run."""
+    done = subprocess.run(
+        [sys.executable, "-m", "scenarios", "run", number, "--json", "--variant", *variants],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+    )
+    if done.returncode == 3:
+        pytest.skip(done.stderr.strip())
+    assert done.returncode in (0, 1), f"runner failed (exit {done.returncode}):\n{done.stderr}"
+    report = json.loads(done.stdout)
+    for name, run in report["variants"].items():
+        assert run["surviving_processes"] == 0, f"{name}: processes outlived the run"
+        assert run["leaked_shm_files"] == [], f"{name}: left /dev/shm files {run['leaked_shm_files']}"
+    return report
