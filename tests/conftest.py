@@ -19,7 +19,10 @@ def run_scenario_json(number: str, *variants: str) -> dict:
         pytest.skip(done.stderr.strip())
     assert done.returncode in (0, 1), f"runner failed (exit {done.returncode}):\n{done.stderr}"
     report = json.loads(done.stdout)
+    assert {"scenario", "title", "reproduced", "fixed", "variants", "torch", "python"} <= report.keys()
     for name, run in report["variants"].items():
+        assert {"outcome", "exit_code", "seconds", "evidence", "metrics", "output_tail",
+                "memory", "stacks", "breaches"} <= run.keys()
         assert run["surviving_processes"] == 0, f"{name}: processes outlived the run"
         assert run["leaked_shm_files"] == [], f"{name}: left /dev/shm files {run['leaked_shm_files']}"
     return report

@@ -1,0 +1,146 @@
+"""The runner: limits, process-tree cleanup, outcome classification, bad input."""
+import subprocess
+import sys
+import textwrap
+
+import psutil
+import pytest
+
+from conftest import REPO_ROOT
+from scenarios import runner
+
+
+def make_scenario(tmp_path, script: str, limit_s=20, **declaration) -> runner.Scenario:
+    (tmp_path / "broken.py").write_text(textwrap.dedent(script))
+    variant = {"expect": "completed", **declaration}
+    return runner.Scenario(number="00", slug="00_test", path=tmp_path, title="test",
+                           needs=[], limit_s=limit_s, variants={"broken": variant})
+
+
+def run(tmp_path, script, **kwargs) -> dict:
+    return runner.run_variant(make_scenario(tmp_path, script, **kwargs), "broken")
+
+
+def test_limit_kills_the_whole_tree_and_shows_where_it_hangs(tmp_path):
+    result = run(tmp_path, """
+        import os, time
+        pids = [os.fork() for _ in range(2)]   # four processes in all
+        if 0 not in pids:
+            print("parent", os.getpid(), flush=True)
+        time.sleep(600)
+    """, limit_s=3, expect="hang")
+    assert result["outcome"] == "hang" and result["as_expected"]
+    assert 3 <= result["seconds"] < 30
+    assert result["stacks"].count("Process ") >= 4
+    assert "broken.py:6" in result["stacks"]  # the line that sleeps
+    pids = {pid for _, sample in result["memory"] for pid in sample["pids"]}
+    assert len(pids) == 3
+    assert not [pid for pid in pids if psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie"]
+    assert result["surviving_processes"] == 0
+
+
+def test_a_grandchild_in_its_own_session_is_killed_too(tmp_path):
+    pid_file = tmp_path / "escapee.pid"
+    result = run(tmp_path, f"""
+        import os, signal, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c",
+            "import os, signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"],
+            start_new_session=True)
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        time.sleep(600)
+    """, limit_s=3, expect="hang")
+    escapee = int(pid_file.read_text())
+    assert result["outcome"] == "hang"
+    assert not psutil.pid_exists(escapee) or psutil.Process(escapee).status() == "zombie"
+
+
+def test_python_error_is_classified_with_its_message(tmp_path):
+    result = run(tmp_path, "raise ValueError('Caught a bad sample in worker 0')", expect="error")
+    assert result["outcome"] == "error" and result["exit_code"] == 1
+    assert result["evidence"] == "ValueError: Caught a bad sample in worker 0"
+
+
+def test_death_by_signal_is_named(tmp_path):
+    result = run(tmp_path, "import os; os.abort()", expect="signal")
+    assert result["outcome"] == "signal" and result["signal"] == "SIGABRT"
+
+
+def test_script_watchdog_counts_as_hang(tmp_path):
+    result = run(tmp_path, """
+        import faulthandler, threading
+        faulthandler.dump_traceback_later(1, exit=True)
+        threading.Event().wait()
+    """, expect="hang")
+    assert result["outcome"] == "hang" and result["seconds"] < 15
+
+
+def test_exit_77_means_cannot_run_here(tmp_path):
+    result = run(tmp_path, "import sys; print('no user namespaces here'); sys.exit(77)")
+    assert result["outcome"] == "cannot-run"
+    assert not result["as_expected"]
+
+
+def test_metrics_are_parsed_and_judged_against_bounds(tmp_path):
+    result = run(tmp_path, "print('metric worker_uss_growth_mb=161.5'); print('metric count=3')",
+                 metrics={"worker_uss_growth_mb": {"max": 50}, "count": {"min": 3}, "absent": {"min": 1}})
+    assert result["metrics"]["worker_uss_growth_mb"] == 161.5 and result["metrics"]["count"] == 3
+    assert result["breaches"] == ["worker_uss_growth_mb=161.5 > 50", "absent was not measured"]
+    assert not result["as_expected"]
+
+
+def test_declared_evidence_must_appear(tmp_path):
+    result = run(tmp_path, "print('all good')", evidence=r"exited unexpectedly")
+    assert result["outcome"] == "completed"
+    assert result["breaches"] == ["output lacks /exited unexpectedly/"]
+
+
+def test_memory_of_workers_is_sampled(tmp_path):
+    result = run(tmp_path, """
+        import multiprocessing as mp, time
+        def hold():
+            block = bytearray(60 * 2**20)   # private memory the worker writes
+            time.sleep(1.5)
+        if __name__ == "__main__":
+            worker = mp.get_context("fork").Process(target=hold)
+            worker.start(); worker.join()
+    """)
+    assert result["metrics"]["sampled_worker_uss_peak_mb"] >= 55
+    assert max(sample["main"] for _, sample in result["memory"]) > 0
+
+
+def test_leftover_torch_shm_files_are_removed_and_reported(tmp_path):
+    name = f"torch_clinic_test_{tmp_path.name}"
+    result = run(tmp_path, f"open('/dev/shm/{name}', 'wb').write(b'x')")
+    assert result["leaked_shm_files"] == [name]
+    assert not (runner.SHM_DIR / name).exists()
+
+
+@pytest.mark.parametrize("argument, message", [
+    ("99", "no scenario 99; available: 03"),
+    ("x3", "'x3' is not a scenario number"),
+])
+def test_cli_rejects_unknown_scenarios_in_one_line(argument, message):
+    done = subprocess.run([sys.executable, "-m", "scenarios", "run", argument],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_cli_rejects_unknown_variant():
+    done = subprocess.run([sys.executable, "-m", "scenarios", "run", "03", "--variant", "nope"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "has no variant nope" in done.stderr
+
+
+def test_cli_lists_every_scenario_folder():
+    done = subprocess.run([sys.executable, "-m", "scenarios", "list"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    folders = sorted(p.name[:2] for p in (REPO_ROOT / "scenarios").glob("[0-9][0-9]_*") if p.is_dir())
+    assert [line.split()[0] for line in done.stdout.splitlines()] == folders
+
+
+def test_platform_without_fork_is_refused_clearly(monkeypatch):
+    monkeypatch.setattr(runner.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    with pytest.raises(runner.CannotRunHere, match="needs the 'fork' start method"):
+        runner.run_scenario("03")
