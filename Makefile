@@ -38,7 +38,6 @@ setup: $(SETUP)
 $(VENV)/.installed: requirements.txt
 	@command -v python3 >/dev/null || { echo "error: python3 not found; install Python 3.11+" >&2; exit 2; }
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -r requirements.txt
 	@# Lets `.venv/bin/python scenarios/NN_*/broken.py` import fixes/ and scenarios/ from anywhere.
 	echo "$(CURDIR)" > "$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/dataloader_clinic.pth"

@@ -159,6 +159,11 @@ def _uss_mb(proc: psutil.Process) -> tuple[float, float] | None:
     return getattr(info, "uss", info.rss) / 2**20, info.rss / 2**20
 
 
+# Jupyter kernels force colour on; a stack stored in a result should be plain text.
+_PLAIN_TEXT_ENV = {k: v for k, v in os.environ.items() if k not in ("CLICOLOR_FORCE", "FORCE_COLOR")}
+_PLAIN_TEXT_ENV["NO_COLOR"] = "1"
+
+
 def _where_stuck(procs: list[psutil.Process]) -> str:
     """A stack of each process: py-spy if it works here, the kernel's view otherwise."""
     dumps = []
@@ -169,7 +174,7 @@ def _where_stuck(procs: list[psutil.Process]) -> str:
             try:
                 done = subprocess.run(
                     [py_spy, "dump", "--pid", str(proc.pid)],
-                    capture_output=True, text=True, timeout=15,
+                    capture_output=True, text=True, timeout=15, env=_PLAIN_TEXT_ENV,
                 )
                 text = done.stdout.strip() if done.returncode == 0 else ""
             except subprocess.TimeoutExpired:
@@ -198,6 +203,12 @@ def _kill_tree(root: psutil.Process, seen: dict[int, psutil.Process]) -> int:
             pass
     _, alive = psutil.wait_procs(list(procs.values()), timeout=5)
     return len(alive)
+
+
+def _shm_owner(name: str) -> int | None:
+    """The creator's pid in a torch shared-memory file name, torch_<pid>_<random>_<counter>."""
+    part = name.split("_")[1] if name.count("_") >= 2 else ""
+    return int(part) if part.isdigit() else None
 
 
 def _torch_shm_files() -> set[str]:
@@ -273,7 +284,7 @@ def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
     reader = threading.Thread(target=read_output, daemon=True)
     reader.start()
 
-    memory, seen = [], {}
+    memory, seen = [], {root.pid: root}
     peak_rss = {"main": 0.0, "workers": 0.0}
     first_uss: dict[int, float] = {}
     peak_uss: dict[int, float] = {}
@@ -310,7 +321,10 @@ def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
     child.wait()
     reader.join(timeout=5)
     live.close()
-    leaked = sorted(_torch_shm_files() - shm_before)
+    # PyTorch names its files torch_<creator pid>_…: leave those of processes outside
+    # this run, so runs side by side (parallel tests) never take each other's files.
+    leaked = sorted(name for name in _torch_shm_files() - shm_before
+                    if _shm_owner(name) in (None, *seen))
     for name in leaked:  # clean up, but report it: a leak is a finding
         (SHM_DIR / name).unlink(missing_ok=True)
 

@@ -116,7 +116,7 @@ def test_leftover_torch_shm_files_are_removed_and_reported(tmp_path):
 
 
 @pytest.mark.parametrize("argument, message", [
-    ("99", "no scenario 99; available: 03"),
+    ("99", "no scenario 99; available: "),
     ("x3", "'x3' is not a scenario number"),
 ])
 def test_cli_rejects_unknown_scenarios_in_one_line(argument, message):

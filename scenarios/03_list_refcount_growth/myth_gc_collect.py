@@ -5,7 +5,7 @@
 Seed 002 advises collecting garbage in __getitem__.  A full collection walks
 every tracked object (here about 1.7 million) and writes to each one's GC
 header, so a worker copies those pages at its first sample instead of
-gradually.  It is also slow: this reads only 40 samples and projects the epoch.
+gradually.  It is also slow: this reads only 20 samples and projects the epoch.
 """
 import gc
 import sys
@@ -16,7 +16,7 @@ from torch.utils.data import DataLoader
 from broken import IMAGES, WORKER_GROWTH_BUDGET_MB, DetectionDataset
 from fixes.worker_memory import WorkerMemoryWatch
 
-SAMPLES = 40
+SAMPLES = 20
 
 
 class CollectingDetectionDataset(DetectionDataset):

@@ -1,0 +1,82 @@
+"""Scenario 01, fixed: each worker builds its own label cache.
+
+    python scenarios/01_fork_inherited_lock/fixed.py
+
+Expect: eight batches within a few seconds, then "epoch done".  The main
+process still forks while its refresher holds its cache's lock, but no worker
+touches that copy: each builds a cache of its own, with a lock and a
+refresher thread of its own, the first time it needs a label.
+"""
+import faulthandler
+import threading
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from fixes.per_worker import PerWorker
+
+CLASSES = 10
+FETCH_S = 2.0  # how long the label service takes to answer
+WATCHDOG_S = 30
+
+
+class LabelCache:
+    """Class names from a label service, kept fresh by a background thread."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.names = {}
+        self.refreshing = threading.Event()
+        threading.Thread(target=self._refresh_forever, daemon=True).start()
+
+    def _refresh_forever(self):
+        while True:
+            with self.lock:
+                self.refreshing.set()
+                time.sleep(FETCH_S)  # stands in for the HTTP request
+                self.names = {label: f"class_{label}" for label in range(CLASSES)}
+            time.sleep(300)
+
+    def __getitem__(self, label):
+        with self.lock:
+            return self.names[label]
+
+
+class TaggedImages(Dataset):
+    def __init__(self):
+        # FIX: hand the workers a recipe, not the object; each process builds its own cache.
+        self.labels = PerWorker(LabelCache)
+
+    def __len__(self):
+        return 256
+
+    def __getitem__(self, index):
+        label = index % CLASSES
+        return torch.full((3, 32, 32), float(index)), self.labels.get()[label]
+
+
+def arm_watchdog(worker_id):
+    # Ends a stuck worker, printing where it waits; the demo must not outlive itself.
+    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
+
+
+def main(timeout=0, context="fork"):
+    labels = LabelCache()
+    labels.refreshing.wait()  # fork during a refresh on every run, not one run in ten
+    loader = DataLoader(TaggedImages(), batch_size=32, num_workers=2, timeout=timeout,
+                        worker_init_fn=arm_watchdog, multiprocessing_context=context)
+    print("training: waiting for the first batch", flush=True)
+    started = time.perf_counter()
+    for step, (images, names) in enumerate(loader):
+        if step == 0:
+            first_batch_s = time.perf_counter() - started
+            print(f"metric first_batch_s={first_batch_s:.2f}")
+        print(f"step {step}: {len(names)} images, first is a {names[0]}")
+    print(f"metric batches={step + 1}")
+    print(f"epoch done; the main process still reads its own cache: {labels[3]}")
+    return first_batch_s
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""Scenario 05, myth check: "a plain Lock deadlocks, you need an RLock".
+
+    python scenarios/05_shared_state_races/myth_lock_reentered.py
+
+fixed.py takes a plain Lock once per item and never deadlocks.  A plain Lock
+deadlocks when a process that holds it asks for it again: here
+refill_if_exhausted() locks (it is also meant to be called on its own) and
+__getitem__ calls it with the lock already held.  Expect: each worker blocks
+on its first item, for ever; a watchdog prints the worker's stack after
+STUCK_S seconds and ends it, and the DataLoader reports the dead workers.
+myth_rlock_reentered.py runs the same code with an RLock and completes.
+"""
+import faulthandler
+import time
+
+import torch
+
+from fixed import CONTEXT, DRAW, READ_S, VISITS, BagDataset, main
+
+STUCK_S = 5
+
+
+class ReenteringBagDataset(BagDataset):
+    make_lock = CONTEXT.Lock
+
+    def __init__(self):
+        super().__init__()
+        self.lock = self.make_lock()
+
+    def refill_if_exhausted(self, bag):
+        with self.lock:
+            if self.unused[bag].sum() < DRAW:
+                self.unused[bag] = 1
+
+    def __getitem__(self, index):
+        # Watchdog, not part of the lesson: a stuck worker dumps its stack and exits.
+        faulthandler.dump_traceback_later(STUCK_S, exit=True)
+        bag = index // VISITS
+        with self.lock:
+            self.refill_if_exhausted(bag)  # the same process asks for the lock again
+            unused = self.unused[bag].clone()
+            picked = torch.multinomial(unused, DRAW)
+            unused[picked] = 0
+            self.unused[bag] = unused
+        time.sleep(READ_S)
+        faulthandler.cancel_dump_traceback_later()
+        return bag, picked, self.features[bag, picked]
+
+
+if __name__ == "__main__":
+    main(ReenteringBagDataset)

@@ -1,0 +1,66 @@
+"""Scenario 06, broken: a native crash on one damaged file kills a worker.
+
+    python scenarios/06_worker_killed_by_signal/broken.py
+
+Expect: "ERROR: Unexpected segmentation fault encountered in worker.", then
+    RuntimeError: DataLoader worker (pid …) is killed by signal: Segmentation fault.
+    The above exception was the direct cause of the following exception:
+    RuntimeError: DataLoader worker (pid(s) …) exited unexpectedly
+(the last two lines missing when the main process was busy at that instant)
+and not one line of the worker's own traceback: which file, which line, is lost.
+"""
+import ctypes
+import tempfile
+from pathlib import Path
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from record_files import SIDE, read_header, write_record_files
+
+FILES = 256
+DAMAGED = {137}  # one file in the folder has a flipped bit in its header
+
+
+def decode(blob: bytes) -> torch.Tensor:
+    """Stands in for a C extension's image decoder: it believes the header."""
+    length, offset = read_header(blob)
+    buffer = ctypes.create_string_buffer(blob, len(blob))
+    # BUG: offset and length come from the file and reach native code unchecked;
+    # a damaged header makes memcpy read an address that does not exist: SIGSEGV.
+    pixels = ctypes.string_at(ctypes.addressof(buffer) + offset, length)
+    return torch.frombuffer(bytearray(pixels), dtype=torch.uint8).view(SIDE, SIDE)
+
+
+class RecordDataset(Dataset):
+    def __init__(self, folder):
+        self.paths = sorted(Path(folder).glob("*.rec"))
+
+    def __len__(self):
+        return len(self.paths)
+
+    def __getitem__(self, index):
+        return decode(self.paths[index].read_bytes())
+
+
+def main(dataset_class=RecordDataset, worker_init_fn=None):
+    with tempfile.TemporaryDirectory() as folder:
+        write_record_files(folder, FILES, damaged=DAMAGED)
+        dataset = dataset_class(folder)
+        # prefetch_factor=1: no batch of the dying worker is still in transit, so no
+        # ConnectionResetError buries PyTorch's own report of the death (README, Symptom).
+        loader = DataLoader(dataset, batch_size=16, num_workers=2, prefetch_factor=1,
+                            multiprocessing_context="fork", worker_init_fn=worker_init_fn)
+        samples = pixel_sum = 0
+        try:
+            for images in loader:
+                samples += len(images)
+                pixel_sum += int(images.sum())
+        finally:  # runs on the way out of the crash too: the count is part of the evidence
+            print(f"read {samples} of {len(dataset)} samples")
+            print(f"metric samples_read={samples}")
+        print(f"metric pixel_sum={pixel_sum}")
+
+
+if __name__ == "__main__":
+    main()

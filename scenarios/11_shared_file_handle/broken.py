@@ -1,0 +1,63 @@
+"""Scenario 11, broken: forked workers share one file offset and read each other's records.
+
+    python scenarios/11_shared_file_handle/broken.py
+
+Expect: the epoch runs to its end without a single error or warning, yet
+dozens of the 12,000 samples are not the record their index names: their
+CRC-32 differs from the one written with the file.  The script counts them
+and fails.  (Why a quick test on a warm page cache can pass: see README.)
+"""
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from record_file import RECORD_BYTES, evict_from_page_cache, write_records
+
+RECORDS = 12_000
+
+
+class RecordFileDataset(Dataset):
+    def __init__(self, path, count):
+        # BUG: every forked worker gets a copy of this file object, and all the
+        # copies share one kernel file offset: a seek in one worker moves the
+        # position the other is about to read from.
+        self.file = open(path, "rb")
+        self.count = count
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, index):
+        self.file.seek(index * RECORD_BYTES)
+        record = self.file.read(RECORD_BYTES)
+        return index, torch.frombuffer(bytearray(record), dtype=torch.uint8)
+
+
+def main(dataset_class=RecordFileDataset, cold_cache=True, num_workers=2, worker_init_fn=None):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "train.records"
+        checksums = write_records(path, RECORDS)
+        if cold_cache:  # the data set is not in RAM: first epoch, or bigger than memory
+            evict_from_page_cache(path)
+        loader = DataLoader(dataset_class(path, RECORDS), batch_size=64, shuffle=True,
+                            num_workers=num_workers, worker_init_fn=worker_init_fn,
+                            multiprocessing_context="fork")
+        started, wrong = time.perf_counter(), 0
+        for indices, records in loader:
+            for index, record in zip(indices.tolist(), records):
+                wrong += int(zlib.crc32(record.numpy()) != checksums[index])
+        print(f"metric epoch_s={time.perf_counter() - started:.2f}")
+    print(f"metric wrong_samples={wrong}")
+    if wrong:
+        sys.exit(f"{wrong} of {RECORDS} samples failed their checksum: "
+                 f"they hold another record's bytes (bound: 0)")
+    print(f"all {RECORDS} samples match their checksums")
+
+
+if __name__ == "__main__":
+    main()

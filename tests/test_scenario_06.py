@@ -1,0 +1,133 @@
+"""Scenario 06: a native crash kills a worker; the diagnosis steps and the fix, as measured."""
+import importlib.util
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.data import DataLoader
+
+from conftest import REPO_ROOT, run_scenario_json
+
+FOLDER = REPO_ROOT / "scenarios" / "06_worker_killed_by_signal"
+DAMAGED_FILE = "img_00137.rec"
+
+
+def _record_folders() -> set[str]:
+    """Temporary folders holding this scenario's record files (a leak if any survive)."""
+    return {str(p.parent) for p in Path(tempfile.gettempdir()).glob("tmp*/img_*.rec")}
+
+
+@pytest.fixture(scope="module")
+def report():
+    before = _record_folders()
+    result = run_scenario_json("06", "all")
+    result["leaked_record_folders"] = sorted(_record_folders() - before)
+    return result
+
+
+def _load(name):
+    """The scenario's own module (broken, fixed, record_files), imported under a unique name."""
+    sys.path.insert(0, str(FOLDER))  # fixed.py imports record_files from its folder
+    try:
+        spec = importlib.util.spec_from_file_location(f"scenario06_{name}", FOLDER / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(FOLDER))
+
+
+def test_broken_reports_the_death_in_pytorchs_own_words(report):
+    broken = report["variants"]["broken"]
+    assert report["reproduced"], broken["breaches"]
+    out = broken["output_tail"]
+    assert "ERROR: Unexpected segmentation fault encountered in worker." in out
+    killed = re.search(r"RuntimeError: DataLoader worker \(pid (\d+)\) is killed by signal: Segmentation fault\.", out)
+    assert killed, out
+    # PyTorch chains "exited unexpectedly" to it when the SIGCHLD handler fires while the
+    # main process waits for data, which is most runs but not all (README, Symptom).
+    exited = re.search(r"RuntimeError: DataLoader worker \(pid\(s\) (\d+)\) exited unexpectedly", out)
+    if exited:
+        assert killed.group(1) == exited.group(1)  # the same worker, named twice
+        chain = "The above exception was the direct cause of the following exception:"
+        assert killed.start() < out.index(chain) < exited.start()
+
+
+def test_broken_loses_the_workers_traceback_and_the_epoch(report):
+    broken = report["variants"]["broken"]
+    out = broken["output_tail"]
+    assert " in decode" not in out and "string_at" not in out and DAMAGED_FILE not in out
+    assert 0 <= broken["metrics"]["samples_read"] < 256
+    assert "pixel_sum" not in broken["metrics"]  # the loop never finished
+
+
+def test_fixed_skips_the_damaged_file_and_reads_the_rest(report):
+    fixed = report["variants"]["fixed"]
+    assert report["fixed"], fixed["breaches"]
+    assert fixed["outcome"] == "completed" and fixed["exit_code"] == 0
+    assert fixed["metrics"]["samples_read"] == 255
+    out = fixed["output_tail"]
+    assert re.search(rf"skipped {DAMAGED_FILE}: header puts 1024 bytes at offset 4503599627370512", out)
+    assert out.count("skipped ") == 1
+    assert "exited unexpectedly" not in out and "segmentation fault" not in out.lower()
+
+
+def test_fixed_pixel_sum_matches_a_single_process_oracle(report):
+    fixed, records = _load("fixed"), _load("record_files")
+    with tempfile.TemporaryDirectory() as folder:
+        records.write_record_files(folder, fixed.FILES, damaged=fixed.DAMAGED)
+        dataset = fixed.RecordDataset(folder)
+        expected = sum(int(images.sum()) for images in DataLoader(dataset, batch_size=16))
+    assert report["variants"]["fixed"]["metrics"]["pixel_sum"] == expected > 0
+
+
+def test_oracle_fixed_loader_with_workers_yields_what_num_workers_0_yields(tmp_path):
+    fixed, records = _load("fixed"), _load("record_files")
+    records.write_record_files(tmp_path, 64, damaged={5, 40})
+    dataset = fixed.RecordDataset(tmp_path)
+    assert len(dataset) == 62
+    alone = list(DataLoader(dataset, batch_size=8))
+    with_workers = list(DataLoader(dataset, batch_size=8, num_workers=2,
+                                   multiprocessing_context="fork"))
+    assert len(alone) == len(with_workers) == 8
+    assert all(torch.equal(a, b) for a, b in zip(alone, with_workers))
+
+
+def test_faulthandler_in_workers_shows_the_stack_and_the_sample(report):
+    run = report["variants"]["diagnose_faulthandler"]
+    assert run["as_expected"], run["breaches"]
+    out = run["output_tail"]
+    fatal = out.index("Fatal Python error: Segmentation fault")
+    string_at = out.index("in string_at", fatal)
+    decode = re.search(r'06_worker_killed_by_signal/broken\.py", line \d+ in decode', out)
+    assert decode and string_at < decode.start()  # innermost first: native call, then its caller
+    assert re.search(rf"worker 0 was inside {DAMAGED_FILE} when the loader failed", out)
+    assert re.search(r"DataLoader worker \(pid \d+\) is killed by signal: Segmentation fault", out)
+
+
+def test_num_workers_0_moves_the_crash_into_the_training_process(report):
+    run = report["variants"]["diagnose_num_workers_0"]
+    assert run["as_expected"], run["breaches"]
+    assert run["metrics"]["exit_signal"] == 11  # SIGSEGV, not SIGKILL as an OOM kill would be
+    out = run["output_tail"]
+    assert "Fatal Python error: Segmentation fault" in out
+    assert re.search(r'broken\.py", line \d+ in decode', out)
+    assert "DataLoader worker" not in out  # no worker, so PyTorch says nothing at all
+    assert "read 16 batches" not in out and "read " not in out.split("Fatal Python error")[1]
+
+
+def test_worker_exceptions_are_not_silent(report):
+    run = report["variants"]["myth_worker_errors_are_silent"]
+    assert run["as_expected"], run["breaches"]
+    out = run["output_tail"]
+    assert "Caught MalformedSample in DataLoader worker process 0." in out
+    assert "Original Traceback (most recent call last):" in out
+    assert re.search(rf"MalformedSample: {DAMAGED_FILE}: header puts", out)
+    assert "killed by signal" not in out and "exited unexpectedly" not in out
+
+
+def test_every_run_cleaned_up_its_record_files(report):
+    assert report["leaked_record_folders"] == []
