@@ -1,0 +1,90 @@
+"""fixes.open_files: copies out of shared memory, descriptor counts, /dev/shm files (scenario 08)."""
+import collections
+import os
+import resource
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from fixes import open_files
+from fixes.open_files import (copy_out_of_shared_memory, fd_soft_limit, open_fd_count,
+                              remove_torch_shm_files, torch_shm_files)
+
+Pair = collections.namedtuple("Pair", "features labels")
+
+
+def shared(values):
+    return torch.tensor(values).share_memory_()
+
+
+def test_shared_tensors_are_copied_everywhere_in_a_nested_batch():
+    private = torch.ones(2)
+    batch = {"x": [shared([1.0, 2.0]), (shared([3]), private)], "pair": Pair(shared([4.0]), 5), "id": "a"}
+    copied = copy_out_of_shared_memory(batch)
+    assert not copied["x"][0].is_shared() and torch.equal(copied["x"][0], batch["x"][0])
+    assert isinstance(copied["x"][1], tuple) and not copied["x"][1][0].is_shared()
+    assert copied["x"][1][1] is private  # already private: not copied again
+    assert isinstance(copied["pair"], Pair) and copied["pair"].labels == 5
+    assert not copied["pair"].features.is_shared()
+    assert copied["id"] == "a"
+    copied["x"][0][0] = 99.0  # a copy, not a view of the shared block
+    assert batch["x"][0][0] == 1.0
+
+
+def test_fd_count_follows_files_opened_and_closed(tmp_path):
+    before = open_fd_count()
+    files = [open(tmp_path / f"f{i}", "w") for i in range(5)]
+    assert open_fd_count() == before + 5
+    for f in files:
+        f.close()
+    assert open_fd_count() == before
+    assert fd_soft_limit() == resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def _loader(num_workers):
+    data = TensorDataset(torch.arange(640.0).reshape(320, 2), torch.arange(320) % 7)
+    return DataLoader(data, batch_size=4, num_workers=num_workers,
+                      multiprocessing_context="fork" if num_workers else None)
+
+
+def test_kept_worker_batches_hold_one_fd_each_and_copies_hold_none():
+    # The default strategy on Linux passes each tensor as a descriptor.
+    assert torch.multiprocessing.get_sharing_strategy() == "file_descriptor"
+    before = open_fd_count()
+    raw = [labels for _, labels in _loader(2)]
+    assert open_fd_count() - before >= 0.9 * len(raw)  # one descriptor per kept tensor
+    assert all(t.is_shared() for t in raw)
+    del raw
+    assert open_fd_count() - before <= 5  # freed tensors close their descriptors
+    copies = [copy_out_of_shared_memory(batch) for batch in _loader(2)]
+    assert open_fd_count() - before <= 5
+    # Oracle: with two workers and the copies, exactly what the main process alone yields.
+    expected = list(_loader(0))
+    assert len(copies) == len(expected) == 80
+    for (x, y), (x0, y0) in zip(copies, expected):
+        assert torch.equal(x, x0) and torch.equal(y, y0)
+        assert not x.is_shared() and not y.is_shared()
+
+
+def _dead_pid():
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def test_shm_files_are_found_by_creator_pid_and_removed_only_once_it_is_gone(tmp_path, monkeypatch):
+    monkeypatch.setattr(open_files, "SHM_DIR", tmp_path)  # never touch the real /dev/shm
+    dead, alive = _dead_pid(), os.getpid()
+    for name in (f"torch_{dead}_1_0", f"torch_{dead}_1_1", f"torch_{alive}_2_0",
+                 f"torch_{dead}0_3_0", "other_file"):
+        (tmp_path / name).write_bytes(b"x")
+    assert [p.name for p in torch_shm_files([dead])] == [f"torch_{dead}_1_0", f"torch_{dead}_1_1"]
+    assert torch_shm_files([]) == []
+    with pytest.raises(RuntimeError, match="still run: stop the job first"):
+        remove_torch_shm_files([dead, alive])
+    assert remove_torch_shm_files([dead]) == [f"torch_{dead}_1_0", f"torch_{dead}_1_1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"torch_{alive}_2_0", f"torch_{dead}0_3_0", "other_file"])
