@@ -21,3 +21,19 @@ def detection_annotations(count: int, seed: int = 0) -> list[dict]:
         })
         start += n
     return records
+
+
+def jpeg_images(count: int, size: int = 96, seed: int = 0) -> dict[str, bytes]:
+    """`count` small JPEG files, named "0.jpg", "1.jpg", …, as bytes."""
+    import io
+
+    from PIL import Image
+
+    rng = np.random.default_rng(seed)
+    images = {}
+    for i in range(count):
+        pixels = rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
+        buffer = io.BytesIO()
+        Image.fromarray(pixels).save(buffer, format="JPEG", quality=85)
+        images[f"{i}.jpg"] = buffer.getvalue()
+    return images

@@ -1,0 +1,62 @@
+"""Scenario 09, fixed: the transform is a module-level function, bound with partial.
+
+    python scenarios/09_spawn_pitfalls/fixed.py
+
+Expect: two epochs through two spawned workers, every batch identical to what
+num_workers=0 yields.  Pickle sends `standardize` by name and the bound mean
+and std by value; check_spawn_safe() would name any lambda that came back.
+"""
+import functools
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from fixes.spawn_safe import check_spawn_safe
+
+SAMPLES = 1024
+EPOCHS = 2
+
+
+class SensorReadings(Dataset):
+    """Row i: 16 deterministic readings, as a tabular or time-series set would give."""
+
+    def __init__(self, count, transform=None):
+        steps = torch.arange(count * 16, dtype=torch.float32).reshape(count, 16)
+        self.readings = 20 + 5 * torch.sin(steps / 7) + steps % 3
+        self.transform = transform
+
+    def __len__(self):
+        return len(self.readings)
+
+    def __getitem__(self, index):
+        row = self.readings[index]
+        return self.transform(row) if self.transform else row
+
+
+def standardize(row, mean, std):
+    return (row - mean) / std
+
+
+def main():
+    raw = SensorReadings(SAMPLES)
+    mean, std = raw.readings.mean(dim=0), raw.readings.std(dim=0)
+    # FIX: a top-level function pickles by name; partial carries mean and std by value.
+    dataset = SensorReadings(SAMPLES, transform=functools.partial(standardize, mean=mean, std=std))
+    loader = DataLoader(dataset, batch_size=64, num_workers=2, persistent_workers=True,
+                        multiprocessing_context="spawn")
+    check_spawn_safe(loader)  # fails here, naming the attribute, if a lambda comes back
+    in_process = list(DataLoader(dataset, batch_size=64))  # num_workers=0: the oracle
+    mismatched = 0
+    for epoch in range(EPOCHS):
+        for batch, expected in zip(loader, in_process, strict=True):
+            mismatched += not torch.equal(batch, expected)
+        print(f"epoch {epoch}: {len(in_process)} batches, feature means "
+              f"{batch.mean().item():+.3f}")
+    print(f"metric mismatched_batches={mismatched}")
+    if mismatched:
+        raise SystemExit(f"{mismatched} batches differ from num_workers=0 (bound: 0)")
+    print(f"{EPOCHS} epochs through 2 spawned workers, identical to num_workers=0")
+
+
+if __name__ == "__main__":
+    main()
