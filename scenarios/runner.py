@@ -44,6 +44,9 @@ SCENARIOS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = SCENARIOS_DIR.parent
 SHM_DIR = Path("/dev/shm")
 SAMPLE_EVERY_S = 0.2
+OUTPUT_TAIL_LINES = 200
+# Helpers torch starts for the file_system sharing strategy: in the tree, but not workers.
+NOT_WORKERS = {"torch_shm_manager"}
 # A script exits with this status when the platform lacks what it needs
 # (the convention of automake and pytest-style harnesses for "skipped").
 EXIT_CANNOT_RUN = 77
@@ -148,6 +151,13 @@ def _tree(root: psutil.Process) -> list[psutil.Process]:
         return [root, *root.children(recursive=True)]
     except psutil.Error:
         return [root]
+
+
+def _name(proc: psutil.Process) -> str:
+    try:
+        return proc.name()
+    except psutil.Error:
+        return ""
 
 
 def _uss_mb(proc: psutil.Process) -> tuple[float, float] | None:
@@ -305,7 +315,7 @@ def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
             if proc.pid == root.pid:
                 sample["main"] = round(uss, 1)
                 peak_rss["main"] = max(peak_rss["main"], rss)
-            else:
+            elif _name(proc) not in NOT_WORKERS:
                 sample["workers"].append(round(uss, 1))
                 sample["pids"].append(proc.pid)
                 peak_rss["workers"] = max(peak_rss["workers"], rss)
@@ -348,7 +358,7 @@ def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
         "limit_s": limit_s,
         "evidence": _evidence(outcome, spec.get("evidence"), lines, timed_out),
         "metrics": metrics,
-        "output_tail": "\n".join(lines[-60:]),
+        "output_tail": "\n".join(lines[-OUTPUT_TAIL_LINES:]),
         "stacks": stacks,
         "memory": memory,
         "leaked_shm_files": leaked,
