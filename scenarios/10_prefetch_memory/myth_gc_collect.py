@@ -1,0 +1,72 @@
+"""Scenario 10, myth check: does gc.collect() in __getitem__ release the memory in flight?
+
+    python scenarios/10_prefetch_memory/myth_gc_collect.py
+
+Seed 002 blames the climb on workers that "load faster than they release" and
+adds gc.collect() at the top of __getitem__.  This runs broken.py's loader
+(2 workers x prefetch_factor 16) for a few batches without it and with it, and
+measures what a collection finds, what it costs, and the workers' memory.
+Expect: it frees nothing (batches are freed by reference counting, not by the
+collector), each sample takes tens of ms longer, and each worker grows.
+"""
+import gc
+import sys
+import time
+
+import torch
+from torch.utils.data import DataLoader, Subset, get_worker_info
+
+from broken import BATCH, CropDataset
+from fixes.memory_budget import LoaderMemoryWatch
+from fixes.shm_budget import MIB
+
+STEPS = 2  # one batch per worker: a collection takes tens of ms, an epoch would take minutes
+
+
+class CollectingCropDataset(CropDataset):
+    def __init__(self):
+        # Per worker: calls, objects freed by the first call, by the others, seconds in gc.
+        self.found = torch.zeros(2, 4, dtype=torch.float64).share_memory_()
+
+    def __getitem__(self, index):
+        started = time.perf_counter()
+        freed = gc.collect()  # the seed's advice
+        row = self.found[get_worker_info().id]
+        row += torch.tensor([1, freed if row[0] == 0 else 0, freed if row[0] > 0 else 0,
+                             time.perf_counter() - started], dtype=torch.float64)
+        return super().__getitem__(index)
+
+
+def measure(dataset):
+    loader = DataLoader(Subset(dataset, range(STEPS * BATCH)), batch_size=BATCH, num_workers=2,
+                        prefetch_factor=16, multiprocessing_context="fork")
+    watch = LoaderMemoryWatch()
+    started = time.perf_counter()
+    for images, labels in loader:
+        time.sleep(0.05)  # the training step
+    seconds = time.perf_counter() - started
+    return seconds / STEPS, watch.stop() / MIB, watch.peak_worker_bytes / MIB
+
+
+def main():
+    plain_s, plain_peak, plain_worker = measure(CropDataset())
+    collecting = CollectingCropDataset()
+    gc_s_batch, gc_peak, gc_worker = measure(collecting)
+    calls, freed_first, freed_later, gc_s = collecting.found.sum(0).tolist()
+    print(f"metric gc_calls={calls:.0f}")
+    print(f"metric gc_objects_freed_first_call={freed_first:.0f}")
+    print(f"metric gc_objects_freed_later_calls={freed_later:.0f}")
+    print(f"metric gc_ms_per_call={gc_s / calls * 1000:.1f}")
+    print(f"metric plain_s_per_batch={plain_s:.3f}")
+    print(f"metric gc_s_per_batch={gc_s_batch:.3f}")
+    print(f"metric plain_measured_peak_mb={plain_peak:.1f}")
+    print(f"metric gc_measured_peak_mb={gc_peak:.1f}")
+    print(f"metric plain_worker_peak_mb={plain_worker:.1f}")
+    print(f"metric gc_worker_peak_mb={gc_worker:.1f}")
+    sys.exit(f"gc.collect() freed {freed_later:.0f} objects in {calls - 2:.0f} calls after each worker's "
+             f"first, cost {gc_s / calls * 1000:.0f} ms a call ({gc_s_batch:.2f} s a batch instead of "
+             f"{plain_s:.2f} s), and grew each worker to {gc_worker:.0f} MiB instead of {plain_worker:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()
