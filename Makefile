@@ -30,7 +30,7 @@ help:
 	@echo ""
 	@echo "Scenarios:"
 	@for d in $(SCENARIO_DIRS); do \
-	  printf "  %s  %s\n" "$$(basename $$d | cut -c1-2)" "$$(sed -n 's/^title = "\(.*\)"/\1/p' $$d/scenario.toml)"; \
+	  printf "  %s  %s\n" "$$(basename $$d | cut -c1-2)" "$$(sed -n 's/^title = "\(.*\)"/\1/p' $$d/scenario.toml | sed 's/\\"/"/g')"; \
 	done
 
 setup: $(SETUP)
