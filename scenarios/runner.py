@@ -306,7 +306,7 @@ def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
             break
         procs = _tree(root)
         seen.update({p.pid: p for p in procs})
-        sample = {"main": 0.0, "workers": [], "pids": []}
+        sample = {"main": None, "workers": [], "pids": []}
         for proc in procs:
             measured = _uss_mb(proc)
             if measured is None:
@@ -321,8 +321,9 @@ def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
                 peak_rss["workers"] = max(peak_rss["workers"], rss)
                 first_uss.setdefault(proc.pid, uss)
                 peak_uss[proc.pid] = max(peak_uss.get(proc.pid, 0.0), uss)
-        memory.append([round(elapsed, 2), sample])
-        live.update(elapsed, sample["main"], sample["workers"])
+        if sample["main"] is not None:  # None: the script is exiting, nothing left to sample
+            memory.append([round(elapsed, 2), sample])
+            live.update(elapsed, sample["main"], sample["workers"])
         time.sleep(SAMPLE_EVERY_S)
 
     seconds = time.monotonic() - started

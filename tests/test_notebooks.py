@@ -4,6 +4,7 @@ import os
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 from conftest import REPO_ROOT
 
@@ -15,8 +16,15 @@ def test_notebook_executes(path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))  # the kernel imports scenarios/ and fixes/
     monkeypatch.setenv("MPLBACKEND", "Agg")
     notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=600, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    client = NotebookClient(notebook, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        # The failing cell alone rarely says why: show what the cells before it printed.
+        printed = "\n".join(out.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+                            for out in cell.outputs if out.output_type == "stream")
+        pytest.fail(f"{error}\n--- output of the cells before it ---\n{printed}")
     errors = [out for cell in notebook.cells if cell.cell_type == "code"
               for out in cell.outputs if out.output_type == "error"]
     assert not errors

@@ -1,7 +1,10 @@
 """Scenario 11's data: one binary file of fixed-size records, and their checksums.
 
 The records are random bytes, so a record read from the wrong offset can never
-pass for the right one: its CRC-32 tells them apart.
+pass for the right one: its CRC-32 tells them apart.  Like many record formats
+the file ends with an index (here the CRC-32 table), so a read that a racing
+worker pushed past the last record still returns a full record's worth of
+(wrong) bytes instead of a short read.
 """
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ _NO_PAGE_CACHE = {"tmpfs", "ramfs", "devtmpfs"}  # files there live in memory on
 
 
 def write_records(path: Path, count: int, seed: int = 0) -> np.ndarray:
-    """Write `count` records to `path`, flushed to disk; return each one's CRC-32."""
+    """Write `count` records and their CRC-32 table to `path`, flushed to disk;
+    return the CRC-32s."""
     rng = np.random.default_rng(seed)
     checksums = np.empty(count, dtype=np.uint32)
     with open(path, "wb") as out:
@@ -26,6 +30,7 @@ def write_records(path: Path, count: int, seed: int = 0) -> np.ndarray:
             chunk = rng.integers(0, 256, size=(min(1000, count - start), RECORD_BYTES), dtype=np.uint8)
             checksums[start:start + len(chunk)] = [zlib.crc32(row) for row in chunk]
             out.write(chunk.tobytes())
+        out.write(checksums.tobytes())  # the footer: the index of checksums
         out.flush()
         os.fsync(out.fileno())  # dirty pages cannot be dropped from the cache
     return checksums
