@@ -161,10 +161,13 @@ def _name(proc: psutil.Process) -> str:
 
 
 def _uss_mb(proc: psutil.Process) -> tuple[float, float] | None:
-    """(USS, RSS) in MB; USS is the memory only this process holds."""
+    """(USS, RSS) in MB; USS is the memory only this process holds.  None for a
+    process that is gone or a zombie (whose /proc memory files read as empty)."""
     try:
         info = proc.memory_full_info()
     except psutil.Error:
+        return None
+    if info.rss == 0:
         return None
     return getattr(info, "uss", info.rss) / 2**20, info.rss / 2**20
 
