@@ -69,7 +69,8 @@ def test_file_system_files_outlive_a_job_killed_with_its_shm_manager(report):
     assert metrics["shm_files_held_main_killed"] >= 150
     assert metrics["shm_files_left_main_killed"] == 0  # the managers unlinked them
     assert metrics["shm_files_held_job_killed"] >= 150
-    # Every file counted just before the kill is left (and any created in the last instant).
-    assert metrics["shm_files_left_job_killed"] >= metrics["shm_files_held_job_killed"]
+    # Nearly every file counted just before the kill is left: the loop may still free
+    # a batch or two between the count and the kill, never more.
+    assert metrics["shm_files_left_job_killed"] >= metrics["shm_files_held_job_killed"] - 5
     assert metrics["shm_files_removed"] == metrics["shm_files_left_job_killed"]
     assert "files outlived the killed job" in myth["evidence"]
