@@ -1,4 +1,5 @@
 """Shared by the tests: run a scenario through the real command line, as `make` does."""
+import importlib.util
 import json
 import subprocess
 import sys
@@ -7,6 +8,20 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_scenario_module(folder: str, name: str):
+    """Import scenarios/<folder>/<name>.py (folders start with digits, so not as a package),
+    with the folder on sys.path for its sibling imports, under a name unique to the folder."""
+    path = REPO_ROOT / "scenarios" / folder
+    sys.path.insert(0, str(path))
+    try:
+        spec = importlib.util.spec_from_file_location(f"scenario{folder[:2]}_{name}", path / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+    finally:
+        sys.path.remove(str(path))
 
 
 def run_scenario_json(number: str, *variants: str) -> dict:

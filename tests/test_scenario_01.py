@@ -1,13 +1,12 @@
 """Scenario 01: broken must hang with its workers on the lock, fixed must finish,
 and the myth checks must hold as measured."""
-import importlib.util
 import re
 
 import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from conftest import REPO_ROOT, run_scenario_json
+from conftest import REPO_ROOT, load_scenario_module, run_scenario_json
 
 FOLDER = REPO_ROOT / "scenarios" / "01_fork_inherited_lock"
 
@@ -101,9 +100,7 @@ def test_global_or_init_forked_workers_see_the_parents_array(report):
 
 
 def test_oracle_fixed_workers_yield_what_the_main_process_yields():
-    spec = importlib.util.spec_from_file_location("scenario01_fixed", FOLDER / "fixed.py")
-    fixed = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(fixed)
+    fixed = load_scenario_module(FOLDER.name, "fixed")
     parent_cache = fixed.LabelCache()
     parent_cache.refreshing.wait()  # fork while the parent's refresher holds its lock, as in the script
     dataset = fixed.TaggedImages()

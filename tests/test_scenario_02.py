@@ -1,15 +1,13 @@
 """Scenario 02: one corrupt file kills the broken epoch; the fixed one skips,
 counts and names every unreadable file; the seed's remedies fail as measured."""
-import importlib.util
 import re
-import sys
 import tempfile
 
 import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from conftest import REPO_ROOT, run_scenario_json
+from conftest import REPO_ROOT, load_scenario_module, run_scenario_json
 
 SCENARIO_DIR = REPO_ROOT / "scenarios" / "02_corrupt_files"
 UNREADABLE_FILES = ["cat/0032.jpg", "dog/._0061.jpg", "dog/0090.jpg",
@@ -91,22 +89,11 @@ def test_worker_exceptions_are_not_silent_and_workers_survive(report):
     assert figures["readable_images_lost"] == 27
 
 
-def _import_from_scenario(name):
-    sys.path.insert(0, str(SCENARIO_DIR))
-    try:
-        spec = importlib.util.spec_from_file_location(f"scenario02_{name}", SCENARIO_DIR / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(SCENARIO_DIR))
-
-
 def test_oracle_fixed_loader_with_workers_yields_what_num_workers_0_yields():
     from fixes.bad_samples import SkipBadSamples, SkippedSamples, collate_good_samples
 
-    fixed = _import_from_scenario("fixed")
-    corpus = _import_from_scenario("image_corpus")
+    fixed = load_scenario_module(SCENARIO_DIR.name, "fixed")
+    corpus = load_scenario_module(SCENARIO_DIR.name, "image_corpus")
     runs = {}
     with tempfile.TemporaryDirectory() as root:
         corpus.write_corpus(root)

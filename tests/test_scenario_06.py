@@ -1,7 +1,5 @@
 """Scenario 06: a native crash kills a worker; the diagnosis steps and the fix, as measured."""
-import importlib.util
 import re
-import sys
 import tempfile
 from pathlib import Path
 
@@ -9,7 +7,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from conftest import REPO_ROOT, run_scenario_json
+from conftest import REPO_ROOT, load_scenario_module, run_scenario_json
 
 FOLDER = REPO_ROOT / "scenarios" / "06_worker_killed_by_signal"
 DAMAGED_FILE = "img_00137.rec"
@@ -26,18 +24,6 @@ def report():
     result = run_scenario_json("06", "all")
     result["leaked_record_folders"] = sorted(_record_folders() - before)
     return result
-
-
-def _load(name):
-    """The scenario's own module (broken, fixed, record_files), imported under a unique name."""
-    sys.path.insert(0, str(FOLDER))  # fixed.py imports record_files from its folder
-    try:
-        spec = importlib.util.spec_from_file_location(f"scenario06_{name}", FOLDER / f"{name}.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-    finally:
-        sys.path.remove(str(FOLDER))
 
 
 def test_broken_reports_the_death_in_pytorchs_own_words(report):
@@ -76,7 +62,7 @@ def test_fixed_skips_the_damaged_file_and_reads_the_rest(report):
 
 
 def test_fixed_pixel_sum_matches_a_single_process_oracle(report):
-    fixed, records = _load("fixed"), _load("record_files")
+    fixed, records = load_scenario_module(FOLDER.name, "fixed"), load_scenario_module(FOLDER.name, "record_files")
     with tempfile.TemporaryDirectory() as folder:
         records.write_record_files(folder, fixed.FILES, damaged=fixed.DAMAGED)
         dataset = fixed.RecordDataset(folder)
@@ -85,7 +71,7 @@ def test_fixed_pixel_sum_matches_a_single_process_oracle(report):
 
 
 def test_oracle_fixed_loader_with_workers_yields_what_num_workers_0_yields(tmp_path):
-    fixed, records = _load("fixed"), _load("record_files")
+    fixed, records = load_scenario_module(FOLDER.name, "fixed"), load_scenario_module(FOLDER.name, "record_files")
     records.write_record_files(tmp_path, 64, damaged={5, 40})
     dataset = fixed.RecordDataset(tmp_path)
     assert len(dataset) == 62

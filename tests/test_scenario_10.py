@@ -1,12 +1,10 @@
 """Scenario 10: broken blows its memory budget, fixed fits it, the prediction and the gc myth hold as measured."""
-import importlib.util
 import re
-from pathlib import Path
 
 import pytest
 from torch.utils.data import DataLoader
 
-from conftest import REPO_ROOT, run_scenario_json
+from conftest import load_scenario_module, run_scenario_json
 
 BUDGET_MB = 128
 
@@ -18,10 +16,7 @@ def report():
 
 def _order_checksum_without_workers():
     """The oracle: what num_workers=0 yields, folded the way the scripts fold it."""
-    path = Path(REPO_ROOT, "scenarios/10_prefetch_memory/broken.py")
-    spec = importlib.util.spec_from_file_location("scenario_10_broken", path)
-    broken = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(broken)
+    broken = load_scenario_module("10_prefetch_memory", "broken")
     samples, checksum = 0, 0
     for images, _ in DataLoader(broken.CropDataset(), batch_size=broken.BATCH, num_workers=0):
         for index in (images[:, 0, 0, 0] * broken.IMAGES).round().long().tolist():
