@@ -6,8 +6,8 @@ Expect: "waiting for the first batch", then nothing: no batch, no error, no
 CPU use.  A background thread of the main process holds the label cache's
 lock while it refreshes; DataLoader forks its workers at that moment, and in
 each worker the lock stays locked forever, because the thread that would
-release it was not copied.  After 30 s the workers' watchdog prints where each
-one waits and exits, and only then does the DataLoader raise an error.
+release it was not copied.  After 30 s worker 0's watchdog prints where it
+waits and exits, and only then does the DataLoader raise an error.
 """
 import faulthandler
 import threading
@@ -58,7 +58,8 @@ class TaggedImages(Dataset):
 
 def arm_watchdog(worker_id):
     # Ends a stuck worker, printing where it waits; the demo must not outlive itself.
-    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
+    # Staggered by worker: two stacks written into one stderr at once interleave into garbage.
+    faulthandler.dump_traceback_later(WATCHDOG_S + 10 * worker_id, exit=True)
 
 
 def main(timeout=0, context="fork"):

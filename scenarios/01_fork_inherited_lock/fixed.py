@@ -58,7 +58,8 @@ class TaggedImages(Dataset):
 
 def arm_watchdog(worker_id):
     # Ends a stuck worker, printing where it waits; the demo must not outlive itself.
-    faulthandler.dump_traceback_later(WATCHDOG_S, exit=True)
+    # Staggered by worker: two stacks written into one stderr at once interleave into garbage.
+    faulthandler.dump_traceback_later(WATCHDOG_S + 10 * worker_id, exit=True)
 
 
 def main(timeout=0, context="fork"):

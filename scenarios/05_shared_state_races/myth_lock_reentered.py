@@ -7,10 +7,11 @@ deadlocks when a process that holds it asks for it again: here
 refill_if_exhausted() locks (it is also meant to be called on its own) and
 __getitem__ calls it with the lock already held.  Expect: each worker blocks
 on its first item, for ever; a watchdog prints the worker's stack after
-STUCK_S seconds and ends it, and the DataLoader reports the dead workers.
+STUCK_S seconds and ends it, and the DataLoader reports the dead worker.
 myth_rlock_reentered.py runs the same code with an RLock and completes.
 """
 import faulthandler
+import signal
 import time
 
 import torch
@@ -33,8 +34,6 @@ class ReenteringBagDataset(BagDataset):
                 self.unused[bag] = 1
 
     def __getitem__(self, index):
-        # Watchdog, not part of the lesson: a stuck worker dumps its stack and exits.
-        faulthandler.dump_traceback_later(STUCK_S, exit=True)
         bag = index // VISITS
         with self.lock:
             self.refill_if_exhausted(bag)  # the same process asks for the lock again
@@ -43,9 +42,16 @@ class ReenteringBagDataset(BagDataset):
             unused[picked] = 0
             self.unused[bag] = unused
         time.sleep(READ_S)
-        faulthandler.cancel_dump_traceback_later()
         return bag, picked, self.features[bag, picked]
 
 
+def show_stack_when_stuck(worker_id):
+    # Watchdog, not part of the lesson.  Worker 0 prints its stack after STUCK_S and exits; the
+    # main process then ends the others, which print theirs as they go.  One at a time: two
+    # dumps written at once into the same stderr interleave into garbage.
+    faulthandler.dump_traceback_later(STUCK_S + 10 * worker_id, exit=True)
+    faulthandler.register(signal.SIGTERM, chain=True)
+
+
 if __name__ == "__main__":
-    main(ReenteringBagDataset)
+    main(ReenteringBagDataset, worker_init_fn=show_stack_when_stuck)
