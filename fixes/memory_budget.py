@@ -18,15 +18,12 @@ as it started, and the samples of the batch it is collating.  So
 keeps the batches within the free /dev/shm) and lowers first `prefetch_factor`,
 then `num_workers`, until the predicted peak fits the budget; if nothing fits
 it raises `MemoryBudgetError`, whose message names the figures and the remedies.
-`LoaderMemoryWatch` measures the real peak, to check the prediction in your loop.
 In a container, /dev/shm is charged to the same memory limit as the processes:
 a budget must count both, and this module does.
 """
 from __future__ import annotations
 
 import dataclasses
-import os
-import threading
 
 from fixes.shm_budget import MIB, batches_in_flight, plan_for_shm
 
@@ -110,105 +107,3 @@ def plan_for_memory(dataset, batch_size: int, budget_mb: float, num_workers: int
         f"collated; {usable_fraction:.0%} of the budget is usable). Remedies: a smaller batch_size, "
         f"num_workers=0 (the loop builds each batch itself and holds only that one), or a larger "
         f"memory limit for the job (docker run --memory, resources.limits.memory in Kubernetes).")
-
-
-# ---------------------------------------------------------------- measuring it
-
-
-def _proc_private_bytes(pid: int) -> int:
-    """Anonymous memory of one process, shared pages divided among the processes
-    sharing them (Pss_Anon): summed over a parent and its forked workers it counts
-    each page once.  File pages (libraries) are left out: they are shared with every
-    other Python process on the machine and can be dropped by the kernel."""
-    with open(f"/proc/{pid}/smaps_rollup") as rollup:
-        for line in rollup:
-            if line.startswith("Pss_Anon:"):
-                return int(line.split()[1]) * 1024
-    raise RuntimeError("this kernel's smaps_rollup has no Pss_Anon (Linux >= 5.0 needed); "
-                       "measure psutil.Process().memory_full_info().pss instead")
-
-
-def _proc_shm_files(pid: int, found: dict) -> None:
-    """Add the /dev/shm files this process holds open or mapped, as (dev, inode) -> bytes.
-    With torch's default file_descriptor strategy the files are already unlinked,
-    so only the processes holding them can tell how many there are."""
-    fd_dir = f"/proc/{pid}/fd"
-    for name in os.listdir(fd_dir):
-        try:
-            if not os.readlink(f"{fd_dir}/{name}").startswith("/dev/shm/"):
-                continue
-            stat = os.stat(f"{fd_dir}/{name}")
-        except OSError:  # closed meanwhile
-            continue
-        found[(stat.st_dev, stat.st_ino)] = stat.st_blocks * 512
-    with open(f"/proc/{pid}/maps") as maps:
-        for line in maps:
-            if "/dev/shm/" not in line:
-                continue
-            span, _, _, dev, inode = line.split()[:5]
-            major, minor = (int(part, 16) for part in dev.split(":"))
-            start, end = (int(part, 16) for part in span.split("-"))
-            found.setdefault((os.makedev(major, minor), int(inode)), end - start)
-
-
-def loader_memory_bytes(pid: int | None = None) -> tuple[int, int, dict[int, int]]:
-    """(private bytes of the process and its children, /dev/shm bytes they hold,
-    private bytes per child).  A tensor in /dev/shm counts once, whoever maps it."""
-    pid = pid or os.getpid()
-    private, per_child, shm = 0, {}, {}
-    for member in [pid, *_children(pid)]:
-        try:
-            size = _proc_private_bytes(member)
-            _proc_shm_files(member, shm)
-        except (FileNotFoundError, ProcessLookupError):  # a worker that just exited
-            continue
-        private += size
-        if member != pid:
-            per_child[member] = size
-    return private, sum(shm.values()), per_child
-
-
-def _children(pid: int) -> list[int]:
-    kids = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as listing:
-                kids.extend(int(child) for child in listing.read().split())
-        except FileNotFoundError:
-            continue
-    return kids
-
-
-class LoaderMemoryWatch:
-    """Samples `loader_memory_bytes()` from a background thread.  Create it before
-    `iter(loader)` forks the workers: its first sample is the baseline, and
-    `stop()` returns the peak growth over it, in bytes: what the loader added."""
-
-    def __init__(self, interval_s: float = 0.02):
-        if not os.path.exists("/proc/self/smaps_rollup"):
-            raise RuntimeError("LoaderMemoryWatch reads /proc (Linux only); elsewhere sample "
-                               "psutil's uss of the process and its children yourself")
-        self.interval_s = interval_s
-        private, shm, _ = loader_memory_bytes()
-        self.baseline_bytes = private + shm
-        self.peak_bytes = self.baseline_bytes
-        self.peak_shm_bytes = shm
-        self.peak_worker_bytes = 0  # the largest private memory of any one worker
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="LoaderMemoryWatch", daemon=True)
-        self._thread.start()
-
-    def sample(self) -> None:
-        private, shm, per_child = loader_memory_bytes()
-        self.peak_bytes = max(self.peak_bytes, private + shm)
-        self.peak_shm_bytes = max(self.peak_shm_bytes, shm)
-        self.peak_worker_bytes = max(self.peak_worker_bytes, *per_child.values(), 0)
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.sample()
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return self.peak_bytes - self.baseline_bytes

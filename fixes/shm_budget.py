@@ -16,14 +16,12 @@ are fine on a workstation run out of space inside one.
 the bytes in flight with the free space of /dev/shm, and lowers first
 `prefetch_factor`, then `num_workers`, until they fit; if not even one worker
 with one batch prefetched fits, it raises `ShmBudgetError`, whose message names
-the numbers and the remedies.  `ShmUsageWatch` measures what the loader really
-used, to check the estimate in your own loop.
+the numbers and the remedies.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
-import threading
 from collections.abc import Mapping
 
 import numpy as np
@@ -130,28 +128,3 @@ def plan_for_shm(dataset, batch_size: int, num_workers: int, prefetch_factor: in
         f"Remedies: give the container more shared memory (docker run --shm-size=1g, or "
         f"--ipc=host; in Kubernetes an emptyDir with medium: Memory on /dev/shm), use a smaller "
         f"batch_size, or num_workers=0, which needs no shared memory.")
-
-
-class ShmUsageWatch:
-    """Samples the used space of /dev/shm from a background thread; `stop()`
-    returns the peak in bytes.  Start it before the loader forks its workers."""
-
-    def __init__(self, shm_dir: str = "/dev/shm", interval_s: float = 0.002):
-        self.shm_dir, self.interval_s = shm_dir, interval_s
-        self.peak_bytes = self._used()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="ShmUsageWatch", daemon=True)
-        self._thread.start()
-
-    def _used(self) -> int:
-        stats = os.statvfs(self.shm_dir)
-        return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self.peak_bytes = max(self.peak_bytes, self._used())
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return max(self.peak_bytes, self._used())

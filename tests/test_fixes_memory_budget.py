@@ -1,14 +1,10 @@
 """Unit tests for fixes/memory_budget.py (scenario 10)."""
-import os
-import threading
-
 import pytest
 import torch
 from torch.utils.data import DataLoader, Dataset
 
 from fixes import memory_budget, shm_budget
-from fixes.memory_budget import (LoaderMemoryWatch, MemoryBudgetError, loader_memory_bytes,
-                                 plan_for_memory, predicted_peak_bytes)
+from fixes.memory_budget import MemoryBudgetError, plan_for_memory, predicted_peak_bytes
 from fixes.shm_budget import MIB, PAGE, ShmBudgetError
 
 
@@ -80,29 +76,3 @@ def test_plan_passes_on_the_shm_refusal(monkeypatch):
     monkeypatch.setattr(shm_budget, "shm_free_bytes", lambda shm_dir="/dev/shm": 4 * MIB)
     with pytest.raises(ShmBudgetError):
         plan_for_memory(Crops(), 8, budget_mb=10_000, num_workers=2, prefetch_factor=2)
-
-
-def test_a_shared_tensor_counts_once_in_shm_and_not_as_private_memory():
-    private_before, shm_before, _ = loader_memory_bytes()
-    shared = torch.ones(4 * MIB).share_memory_()  # 16 MiB, touched
-    private_after, shm_after, children = loader_memory_bytes()
-    assert 16 * MIB <= shm_after - shm_before <= 16 * MIB + 4 * PAGE
-    assert private_after - private_before < 4 * MIB
-    assert children == {}
-    del shared
-
-
-def test_watch_measures_a_real_loader_and_leaves_nothing_running():
-    loader = DataLoader(Crops(), batch_size=8, num_workers=1, prefetch_factor=2,
-                        multiprocessing_context="fork")
-    watch = LoaderMemoryWatch(interval_s=0.005)
-    for images, labels in loader:
-        watch.sample()  # besides the thread's samples, one per batch: the peak cannot be missed
-    grown = watch.stop()
-    assert watch.peak_shm_bytes >= 2 * BATCH  # at least the batch held and the one arriving
-    assert watch.peak_worker_bytes >= MIB
-    assert grown >= watch.peak_shm_bytes
-    assert grown <= predicted_peak_bytes(BATCH, 1, 2) * 1.05
-    # Only the watch's own thread: the loader's queue feeder threads end on their own schedule.
-    assert not [t for t in threading.enumerate() if t.name == "LoaderMemoryWatch"]
-    assert memory_budget._children(os.getpid()) == []  # the worker was reaped

@@ -10,8 +10,8 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from fixes import open_files
-from fixes.open_files import (copy_out_of_shared_memory, fd_soft_limit, open_fd_count,
-                              remove_torch_shm_files, torch_shm_files)
+from fixes.open_files import copy_out_of_shared_memory, fd_soft_limit
+from scenarios.instruments import open_fd_count
 
 Pair = collections.namedtuple("Pair", "features labels")
 
@@ -34,13 +34,7 @@ def test_shared_tensors_are_copied_everywhere_in_a_nested_batch():
     assert batch["x"][0][0] == 1.0
 
 
-def test_fd_count_follows_files_opened_and_closed(tmp_path):
-    before = open_fd_count()
-    files = [open(tmp_path / f"f{i}", "w") for i in range(5)]
-    assert open_fd_count() == before + 5
-    for f in files:
-        f.close()
-    assert open_fd_count() == before
+def test_fd_soft_limit_is_ulimit_n():
     assert fd_soft_limit() == resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
@@ -67,24 +61,3 @@ def test_kept_worker_batches_hold_one_fd_each_and_copies_hold_none():
     for (x, y), (x0, y0) in zip(copies, expected):
         assert torch.equal(x, x0) and torch.equal(y, y0)
         assert not x.is_shared() and not y.is_shared()
-
-
-def _dead_pid():
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    return int(done.stdout)
-
-
-def test_shm_files_are_found_by_creator_pid_and_removed_only_once_it_is_gone(tmp_path, monkeypatch):
-    monkeypatch.setattr(open_files, "SHM_DIR", tmp_path)  # never touch the real /dev/shm
-    dead, alive = _dead_pid(), os.getpid()
-    for name in (f"torch_{dead}_1_0", f"torch_{dead}_1_1", f"torch_{alive}_2_0",
-                 f"torch_{dead}0_3_0", "other_file"):
-        (tmp_path / name).write_bytes(b"x")
-    assert [p.name for p in torch_shm_files([dead])] == [f"torch_{dead}_1_0", f"torch_{dead}_1_1"]
-    assert torch_shm_files([]) == []
-    with pytest.raises(RuntimeError, match="still run: stop the job first"):
-        remove_torch_shm_files([dead, alive])
-    assert remove_torch_shm_files([dead]) == [f"torch_{dead}_1_0", f"torch_{dead}_1_1"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [f"torch_{alive}_2_0", f"torch_{dead}0_3_0", "other_file"])

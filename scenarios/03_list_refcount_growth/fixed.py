@@ -12,7 +12,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from fixes.packed_records import PackedRecords
-from fixes.worker_memory import WorkerMemoryWatch
+from scenarios.instruments import WorkerMemoryWatch
 from scenarios.synthetic_data import detection_annotations
 
 IMAGES = 200_000

@@ -14,7 +14,7 @@ import time
 from torch.utils.data import DataLoader
 
 from broken import IMAGES, WORKER_GROWTH_BUDGET_MB, DetectionDataset
-from fixes.worker_memory import WorkerMemoryWatch
+from scenarios.instruments import WorkerMemoryWatch
 
 SAMPLES = 20
 

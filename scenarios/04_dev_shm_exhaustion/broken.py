@@ -20,7 +20,7 @@ run_in_small_shm(SHM_MB)  # the script starts over in its namespace: do it befor
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from fixes.shm_budget import ShmUsageWatch
+from scenarios.instruments import ShmUsageWatch
 
 IMAGES, BATCH = 640, 32
 STALL_S = 10  # no batch for this long means the loader has stopped (see broken_send_hang.py)

@@ -11,7 +11,8 @@ import resource
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from fixes.open_files import copy_out_of_shared_memory, open_fd_count
+from fixes.open_files import copy_out_of_shared_memory
+from scenarios.instruments import open_fd_count
 
 SAMPLES = 5_000
 # A quarter of the usual default of 1024: the same failure, four times sooner.

@@ -13,7 +13,7 @@ import psutil
 import torch.multiprocessing
 
 import broken
-from fixes.open_files import torch_shm_files
+from scenarios.instruments import torch_shm_files
 
 
 def count_shm_files(peak, stop):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from fixes.open_files import remove_torch_shm_files, torch_shm_files
+from scenarios.instruments import remove_torch_shm_files, torch_shm_files
 
 JOB = [sys.executable, str(Path(__file__).with_name("fixed_file_system.py"))]
 KILL_AT_BATCH = 200

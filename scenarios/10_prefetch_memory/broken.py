@@ -13,8 +13,7 @@ import time
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from fixes.memory_budget import LoaderMemoryWatch
-from fixes.shm_budget import MIB
+from scenarios.instruments import MIB, LoaderMemoryWatch
 
 IMAGES, BATCH = 2400, 32
 # What the job's memory limit leaves for data loading, once the model and the

@@ -12,8 +12,8 @@ import time
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from fixes.memory_budget import LoaderMemoryWatch, MemoryBudgetError, plan_for_memory
-from fixes.shm_budget import MIB
+from fixes.memory_budget import MemoryBudgetError, plan_for_memory
+from scenarios.instruments import MIB, LoaderMemoryWatch
 
 IMAGES, BATCH = 2400, 32
 # What the job's memory limit leaves for data loading, once the model and the

@@ -15,8 +15,9 @@ import time
 from torch.utils.data import DataLoader, Subset, default_collate
 
 from broken import CropDataset
-from fixes.memory_budget import LoaderMemoryWatch, predicted_peak_bytes
-from fixes.shm_budget import MIB, batch_nbytes
+from fixes.memory_budget import predicted_peak_bytes
+from fixes.shm_budget import batch_nbytes
+from scenarios.instruments import MIB, LoaderMemoryWatch
 
 STEPS = 30  # enough for the workers to fill every prefetch slot
 GRID = itertools.product([1, 2], [1, 8], [8, 32])  # num_workers, prefetch_factor, batch_size

@@ -17,8 +17,7 @@ import torch
 from torch.utils.data import DataLoader, Subset, get_worker_info
 
 from broken import BATCH, CropDataset
-from fixes.memory_budget import LoaderMemoryWatch
-from fixes.shm_budget import MIB
+from scenarios.instruments import MIB, LoaderMemoryWatch
 
 STEPS = 2  # one batch per worker: a collection takes tens of ms, an epoch would take minutes
 

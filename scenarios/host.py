@@ -1,0 +1,82 @@
+"""What this machine offers the scenarios, and the exit statuses every command and script shares.
+
+One copy of each platform probe: the runner, the doctor, the scripts and the tests ask here.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# One table for `python -m scenarios` (run, check, doctor, bench) and for the scripts:
+# a script that finds its machine lacking calls cannot_run(), and the runner reads 3 as that.
+EXIT_OK = 0             # everything as it should be
+EXIT_NOT_AS_EXPECTED = 1  # ran, but did not show what it should (or the doctor found risks)
+EXIT_BAD_INPUT = 2      # unknown scenario, bad arguments, a missing package
+EXIT_CANNOT_RUN = 3     # this machine lacks what it needs (fork, user namespaces, Linux)
+
+
+def cannot_run(why: str):
+    """End a script with 'cannot run here: <why>' and EXIT_CANNOT_RUN (never a traceback)."""
+    print(f"cannot run here: {why}", file=sys.stderr, flush=True)
+    sys.exit(EXIT_CANNOT_RUN)
+
+
+USERNS_COMMAND = ["unshare", "--user", "--map-root-user", "--mount"]
+
+
+@functools.cache
+def user_namespaces_problem() -> str | None:
+    """Why an unprivileged process cannot make its own mount namespace here (for a
+    private /dev/shm), or None when it can."""
+    if not sys.platform.startswith("linux"):
+        return f"needs Linux mount namespaces (this is {sys.platform})"
+    if not shutil.which("unshare"):
+        return "needs `unshare` from util-linux (apt install util-linux)"
+    probe = subprocess.run([*USERNS_COMMAND, "true"], capture_output=True, text=True, timeout=10)
+    if probe.returncode != 0:
+        return (f"unprivileged user namespaces are not available ({probe.stderr.strip() or 'unshare failed'}); "
+                "enable them (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces>0) "
+                "or run outside a container that forbids them")
+    return None
+
+
+def user_namespaces_work() -> bool:
+    return user_namespaces_problem() is None
+
+
+def py_spy_path() -> str | None:
+    """py-spy on PATH, or next to this interpreter (a venv's bin/ not on PATH)."""
+    beside = Path(sys.executable).with_name("py-spy")
+    return shutil.which("py-spy") or (str(beside) if beside.exists() else None)
+
+
+def py_spy_problem() -> str | None:
+    """Why py-spy cannot show another process's stack here, with the remedy; None when it can."""
+    py_spy = py_spy_path()
+    if py_spy is None:
+        return "py-spy is not installed: `pip install py-spy` (or `make setup`) to see where a hang waits"
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        done = subprocess.run([py_spy, "dump", "--pid", str(sleeper.pid)],
+                              capture_output=True, text=True, timeout=15)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    if done.returncode == 0:
+        return None
+    return ("py-spy is installed but may not read other processes (ptrace refused): run as root, "
+            "set kernel.yama.ptrace_scope=0, or in Docker add --cap-add SYS_PTRACE; "
+            "until then hangs are shown from /proc only")
+
+
+def become_subreaper() -> None:
+    """Orphaned descendants are re-parented to this process instead of PID 1 (which in a
+    container may never reap them), so that it can wait for them.  Linux only; only a
+    command line (the runner's supervisor) calls this, never a library user's process."""
+    if sys.platform.startswith("linux"):
+        PR_SET_CHILD_SUBREAPER = 36
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

@@ -1,0 +1,249 @@
+"""Measuring instruments: what the scenario scripts and the runner use to *see* a failure.
+
+Not fixes (those live in fixes/, one copyable file each): these read memory,
+descriptors and /dev/shm from outside the code under test, so that a broken
+script and its fixed twin are measured by the same hands.  Linux only where
+they read /proc; each says so when it cannot work.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import psutil
+
+MIB = 2**20
+SHM_DIR = Path("/dev/shm")
+
+
+# ---------------------------------------------------------------- memory of processes
+
+
+def process_memory_mb(proc: psutil.Process) -> tuple[float, float] | None:
+    """(USS, RSS) of a process in MB, or None for one that is gone or a zombie
+    (whose /proc memory files read as empty).  USS counts only the pages this
+    process holds alone: what a forked worker really adds.  RSS, what `top`
+    shows, also counts every page still shared with the parent."""
+    try:
+        info = proc.memory_full_info()
+    except psutil.Error:
+        return None
+    if info.rss == 0:
+        return None
+    return getattr(info, "uss", info.rss) / MIB, info.rss / MIB
+
+
+class WorkerMemoryWatch:
+    """Call `sample()` now and then during an epoch; `growth_mb()` is the
+    largest USS growth of any worker between its first and latest sample."""
+
+    def __init__(self):
+        self.first_mb: dict[int, float] = {}
+        self.latest_mb: dict[int, float] = {}
+
+    def sample(self) -> None:
+        for worker in psutil.Process().children():
+            measured = process_memory_mb(worker)
+            if measured is None:  # the worker exited between listing and reading
+                continue
+            self.first_mb.setdefault(worker.pid, measured[0])
+            self.latest_mb[worker.pid] = measured[0]
+
+    def growth_mb(self) -> float:
+        if not self.latest_mb:
+            raise RuntimeError("no worker was sampled: call sample() while the loader's workers run")
+        return max(self.latest_mb[pid] - self.first_mb[pid] for pid in self.latest_mb)
+
+
+def _proc_private_bytes(pid: int) -> int:
+    """Anonymous memory of one process, shared pages divided among the processes
+    sharing them (Pss_Anon): summed over a parent and its forked workers it counts
+    each page once.  File pages (libraries) are left out: they are shared with every
+    other Python process on the machine and can be dropped by the kernel."""
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        for line in rollup:
+            if line.startswith("Pss_Anon:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("this kernel's smaps_rollup has no Pss_Anon (Linux >= 5.0 needed); "
+                       "measure psutil.Process().memory_full_info().pss instead")
+
+
+def _proc_shm_files(pid: int, found: dict) -> None:
+    """Add the /dev/shm files this process holds open or mapped, as (dev, inode) -> bytes.
+    With torch's default file_descriptor strategy the files are already unlinked,
+    so only the processes holding them can tell how many there are."""
+    fd_dir = f"/proc/{pid}/fd"
+    for name in os.listdir(fd_dir):
+        try:
+            if not os.readlink(f"{fd_dir}/{name}").startswith("/dev/shm/"):
+                continue
+            stat = os.stat(f"{fd_dir}/{name}")
+        except OSError:  # closed meanwhile
+            continue
+        found[(stat.st_dev, stat.st_ino)] = stat.st_blocks * 512
+    with open(f"/proc/{pid}/maps") as maps:
+        for line in maps:
+            if "/dev/shm/" not in line:
+                continue
+            span, _, _, dev, inode = line.split()[:5]
+            major, minor = (int(part, 16) for part in dev.split(":"))
+            start, end = (int(part, 16) for part in span.split("-"))
+            found.setdefault((os.makedev(major, minor), int(inode)), end - start)
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as listing:
+                kids.extend(int(child) for child in listing.read().split())
+        except FileNotFoundError:
+            continue
+    return kids
+
+
+def loader_memory_bytes(pid: int | None = None) -> tuple[int, int, dict[int, int]]:
+    """(private bytes of the process and its children, /dev/shm bytes they hold,
+    private bytes per child).  A tensor in /dev/shm counts once, whoever maps it."""
+    pid = pid or os.getpid()
+    private, per_child, shm = 0, {}, {}
+    for member in [pid, *_children(pid)]:
+        try:
+            size = _proc_private_bytes(member)
+            _proc_shm_files(member, shm)
+        except (FileNotFoundError, ProcessLookupError):  # a worker that just exited
+            continue
+        private += size
+        if member != pid:
+            per_child[member] = size
+    return private, sum(shm.values()), per_child
+
+
+class _Sampler:
+    """Calls `self.sample()` every `interval_s` from a daemon thread until `stop()`."""
+
+    def __init__(self, interval_s: float):
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=type(self).__name__, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.sample()
+
+    def _join(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+class LoaderMemoryWatch(_Sampler):
+    """Samples `loader_memory_bytes()` from a background thread.  Create it before
+    `iter(loader)` forks the workers: its first sample is the baseline, and
+    `stop()` returns the peak growth over it, in bytes: what the loader added."""
+
+    def __init__(self, interval_s: float = 0.02):
+        if not os.path.exists("/proc/self/smaps_rollup"):
+            raise RuntimeError("LoaderMemoryWatch reads /proc (Linux only); elsewhere sample "
+                               "psutil's uss of the process and its children yourself")
+        private, shm, _ = loader_memory_bytes()
+        self.baseline_bytes = private + shm
+        self.peak_bytes = self.baseline_bytes
+        self.peak_shm_bytes = shm
+        self.peak_worker_bytes = 0  # the largest private memory of any one worker
+        super().__init__(interval_s)
+
+    def sample(self) -> None:
+        private, shm, per_child = loader_memory_bytes()
+        self.peak_bytes = max(self.peak_bytes, private + shm)
+        self.peak_shm_bytes = max(self.peak_shm_bytes, shm)
+        self.peak_worker_bytes = max(self.peak_worker_bytes, *per_child.values(), 0)
+
+    def stop(self) -> int:
+        self._join()
+        return self.peak_bytes - self.baseline_bytes
+
+
+# ---------------------------------------------------------------- /dev/shm and descriptors
+
+
+class ShmUsageWatch(_Sampler):
+    """Samples the used space of /dev/shm from a background thread; `stop()`
+    returns the peak in bytes.  Start it before the loader forks its workers."""
+
+    def __init__(self, shm_dir: str = "/dev/shm", interval_s: float = 0.002):
+        self.shm_dir = shm_dir
+        self.peak_bytes = self._used()
+        super().__init__(interval_s)
+
+    def _used(self) -> int:
+        stats = os.statvfs(self.shm_dir)
+        return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
+
+    def sample(self) -> None:
+        self.peak_bytes = max(self.peak_bytes, self._used())
+
+    def stop(self) -> int:
+        self._join()
+        return max(self.peak_bytes, self._used())
+
+
+def open_fd_count() -> int:
+    """How many file descriptors this process holds open now (Linux, /proc)."""
+    fd_dir = Path("/proc/self/fd")
+    if not fd_dir.is_dir():
+        raise RuntimeError("open_fd_count() needs Linux's /proc/self/fd; on macOS use "
+                           "`lsof -p <pid> | wc -l` instead")
+    return len(os.listdir(fd_dir)) - 1  # listdir's own descriptor is in the listing
+
+
+def shm_file_creator(name: str) -> int | None:
+    """The creator's pid in a torch shared-memory file name, torch_<pid>_<random>_<counter>."""
+    part = name.split("_")[1] if name.startswith("torch_") and name.count("_") >= 2 else ""
+    return int(part) if part.isdigit() else None
+
+
+def torch_shm_files(pids=None) -> list[Path]:
+    """PyTorch's files in /dev/shm (the `file_system` strategy's, or any left behind),
+    all of them, or only those created by the given processes: PyTorch names them
+    `torch_<pid of the creating process>_<random>_<counter>`."""
+    wanted = None if pids is None else {int(pid) for pid in pids}
+    try:
+        names = [p for p in SHM_DIR.iterdir() if p.name.startswith("torch_")]
+    except OSError:
+        return []
+    return sorted(p for p in names if wanted is None or shm_file_creator(p.name) in wanted)
+
+
+def remove_torch_shm_files(pids) -> list[str]:
+    """Unlink the /dev/shm files that the given, dead, processes created; return their names.
+
+    Only for processes that are gone: a file whose creator still runs may be in
+    use, and its memory is returned only when the last process unmaps it anyway.
+    """
+    alive = [pid for pid in pids if _is_running(int(pid))]
+    if alive:
+        raise RuntimeError(f"process(es) {', '.join(map(str, alive))} still run: stop the job "
+                           "first, then remove its /dev/shm files")
+    removed = []
+    for path in torch_shm_files(pids) if pids else []:
+        try:
+            path.unlink()
+        except FileNotFoundError:  # its manager removed it meanwhile
+            continue
+        removed.append(path.name)
+    return removed
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie has exited; it only waits to be reaped
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True

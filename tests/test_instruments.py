@@ -1,0 +1,118 @@
+"""scenarios/instruments.py: the measuring instruments the scripts and the runner share."""
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from conftest import REPO_ROOT
+from fixes.memory_budget import predicted_peak_bytes
+from fixes.shm_budget import PAGE
+from scenarios import instruments
+from scenarios.host import user_namespaces_work
+from scenarios.instruments import (MIB, LoaderMemoryWatch, loader_memory_bytes, open_fd_count,
+                                   remove_torch_shm_files, torch_shm_files)
+
+
+class Crops(Dataset):
+    """Each sample: a 1 MiB float32 image and a label tensor: batches of 8 are 8 MiB + a page."""
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, index):
+        return torch.full((4, 256, 256), float(index)), torch.tensor(index % 3)
+
+
+BATCH = 8 * MIB + PAGE
+
+
+def test_a_shared_tensor_counts_once_in_shm_and_not_as_private_memory():
+    private_before, shm_before, _ = loader_memory_bytes()
+    shared = torch.ones(4 * MIB).share_memory_()  # 16 MiB, touched
+    private_after, shm_after, children = loader_memory_bytes()
+    assert 16 * MIB <= shm_after - shm_before <= 16 * MIB + 4 * PAGE
+    assert private_after - private_before < 4 * MIB
+    assert children == {}
+    del shared
+
+
+def test_watch_measures_a_real_loader_and_leaves_nothing_running():
+    loader = DataLoader(Crops(), batch_size=8, num_workers=1, prefetch_factor=2,
+                        multiprocessing_context="fork")
+    watch = LoaderMemoryWatch(interval_s=0.005)
+    for images, labels in loader:
+        watch.sample()  # besides the thread's samples, one per batch: the peak cannot be missed
+    grown = watch.stop()
+    assert watch.peak_shm_bytes >= 2 * BATCH  # at least the batch held and the one arriving
+    assert watch.peak_worker_bytes >= MIB
+    assert grown >= watch.peak_shm_bytes
+    assert grown <= predicted_peak_bytes(BATCH, 1, 2) * 1.05
+    # Only the watch's own thread: the loader's queue feeder threads end on their own schedule.
+    assert not [t for t in threading.enumerate() if t.name == "LoaderMemoryWatch"]
+    assert instruments._children(os.getpid()) == []  # the worker was reaped
+
+
+def test_fd_count_follows_files_opened_and_closed(tmp_path):
+    before = open_fd_count()
+    files = [open(tmp_path / f"f{i}", "w") for i in range(5)]
+    assert open_fd_count() == before + 5
+    for f in files:
+        f.close()
+    assert open_fd_count() == before
+
+
+def _dead_pid():
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    return int(done.stdout)
+
+
+def test_shm_files_are_found_by_creator_pid_and_removed_only_once_it_is_gone(tmp_path, monkeypatch):
+    monkeypatch.setattr(instruments, "SHM_DIR", tmp_path)  # never touch the real /dev/shm
+    dead, alive = _dead_pid(), os.getpid()
+    for name in (f"torch_{dead}_1_0", f"torch_{dead}_1_1", f"torch_{alive}_2_0",
+                 f"torch_{dead}0_3_0", "other_file"):
+        (tmp_path / name).write_bytes(b"x")
+    assert [p.name for p in torch_shm_files([dead])] == [f"torch_{dead}_1_0", f"torch_{dead}_1_1"]
+    assert torch_shm_files([]) == []
+    with pytest.raises(RuntimeError, match="still run: stop the job first"):
+        remove_torch_shm_files([dead, alive])
+    assert remove_torch_shm_files([dead]) == [f"torch_{dead}_1_0", f"torch_{dead}_1_1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"torch_{alive}_2_0", f"torch_{dead}0_3_0", "other_file"])
+
+
+USERNS = user_namespaces_work()
+
+
+@pytest.mark.skipif(not USERNS, reason="needs unprivileged user namespaces for a private /dev/shm")
+def test_watch_and_free_space_in_a_private_8_mib_dev_shm():
+    # A tmpfs of our own: no other process's /dev/shm files can disturb the figures.
+    probe = textwrap.dedent("""
+        import os
+        from fixes.shm_budget import shm_free_bytes
+        from scenarios.instruments import MIB, ShmUsageWatch
+        print("free", shm_free_bytes() / MIB)
+        watch = ShmUsageWatch(interval_s=0.001)
+        with open("/dev/shm/ballast", "wb") as f:
+            f.write(b"x" * 4 * MIB)
+        import time; time.sleep(0.1)
+        os.unlink("/dev/shm/ballast")
+        print("peak", watch.stop() / MIB)
+        print("after", shm_free_bytes() / MIB)
+    """)
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c",
+         'mount -t tmpfs -o size=8m tmpfs /dev/shm && exec "$@"', "sh", sys.executable, "-c", probe],
+        capture_output=True, text=True, timeout=120,
+        cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    figures = dict(line.split() for line in done.stdout.splitlines())
+    assert float(figures["free"]) == 8.0
+    assert 4.0 <= float(figures["peak"]) <= 4.5
+    assert float(figures["after"]) == 8.0
