@@ -4,6 +4,11 @@
 
 VENV := .venv
 PYTHON ?= $(VENV)/bin/python
+TORCH_VERSION := $(shell sed -n 's/^torch==//p' requirements.txt)
+# PyTorch's CPU-only wheels: a laptop downloads about 200 MB, where PyPI's torch for Linux is
+# a CUDA build of several GB.  For a GPU build: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu128
+# With TORCH_INDEX= (empty), torch comes from your default index (PyPI or a mirror).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 SCENARIO_DIRS := $(sort $(wildcard scenarios/[0-9][0-9]_*))
 export PYTHONPATH := $(CURDIR)
 
@@ -14,7 +19,7 @@ SETUP :=
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test notebooks workshop doctor clean list
+.PHONY: help setup test notebooks figures workshop doctor clean clean-all list
 
 help:
 	@echo "DataLoader Clinic: PyTorch DataLoader failures, reproduced and fixed"
@@ -23,9 +28,10 @@ help:
 	@echo "  make diff-NN       show the fix: diff -u broken.py fixed.py"
 	@echo "  make test          the whole test suite (scenarios, runner, fixes, notebooks)"
 	@echo "  make notebooks     re-execute the walkthroughs in notebooks/ in place"
+	@echo "  make figures       run every variant once; rewrite each README's Measured block and the notebooks from it"
 	@echo "  make workshop      every scenario in order, then a summary table"
 	@echo "  make doctor        what this machine can and cannot reproduce"
-	@echo "  make setup         create $(VENV) with the pinned requirements (automatic)"
+	@echo "  make setup         create $(VENV) with the pinned requirements (automatic; CPU torch from TORCH_INDEX)"
 	@echo "  make clean         remove caches; 'make clean-all' also removes $(VENV)"
 	@echo ""
 	@echo "Scenarios:"
@@ -38,6 +44,15 @@ setup: $(SETUP)
 $(VENV)/.installed: requirements.txt
 	@command -v python3 >/dev/null || { echo "error: python3 not found; install Python 3.11+" >&2; exit 2; }
 	python3 -m venv $(VENV)
+	@# Torch first, from TORCH_INDEX when it answers; requirements.txt's torch==X then matches the
+	@# X+cpu already installed and pulls nothing more.  Where the index cannot be reached (a closed
+	@# network with its own mirror), torch comes from the default index instead.
+	@if [ -n "$(TORCH_INDEX)" ] && timeout 20 $(VENV)/bin/python -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/torch/', timeout=10)" "$(TORCH_INDEX)" 2>/dev/null; then \
+	  echo "installing torch $(TORCH_VERSION) from $(TORCH_INDEX)"; \
+	  $(VENV)/bin/pip install --quiet --index-url "$(TORCH_INDEX)" "torch==$(TORCH_VERSION)"; \
+	elif [ -n "$(TORCH_INDEX)" ]; then \
+	  echo "note: $(TORCH_INDEX) does not answer; torch comes from the default package index"; \
+	fi
 	$(VENV)/bin/pip install --quiet -r requirements.txt
 	@# Lets `.venv/bin/python scenarios/NN_*/broken.py` import fixes/ and scenarios/ from anywhere.
 	echo "$(CURDIR)" > "$$($(VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/dataloader_clinic.pth"
@@ -61,6 +76,12 @@ test: $(SETUP)
 
 notebooks: $(SETUP)
 	$(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb
+
+# One run of every variant feeds both the READMEs' Measured blocks and the notebooks.
+figures: $(SETUP)
+	@results=$$(mktemp -d); trap 'rm -rf "$$results"' EXIT; \
+	CLINIC_RESULTS_DIR=$$results $(PYTHON) -m scenarios figures all && \
+	CLINIC_RESULTS_DIR=$$results $(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb
 
 workshop: $(SETUP)
 	@$(PYTHON) -m scenarios run all

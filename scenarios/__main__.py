@@ -1,78 +1,99 @@
-"""Command line of the runner.
+"""The command line of DataLoader Clinic.
 
     python -m scenarios list
     python -m scenarios run 03 [--variant broken fixed | all] [--json]
     python -m scenarios run all          # every scenario, then a summary table
-    python -m scenarios doctor
+    python -m scenarios figures [03 … | all]   # rewrite each README's Measured block from a run
+    python -m scenarios doctor           # what this machine can reproduce
 
-Exit status of `run`: 0 when every variant showed what its declaration says
-(broken reproduced, fixed fixed), 1 when one did not, 2 for bad input,
-3 when this platform cannot run the scenario.
+Exit status, the same for every command: 0 as it should be, 1 not as it should be
+(a variant did not show what its declaration says), 2 bad input, 3 cannot run here.
 """
 import argparse
 import importlib.util
 import json
 import sys
 
-EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_CANNOT_RUN = 1, 2, 3
+from scenarios.host import EXIT_BAD_INPUT, EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m scenarios", description="DataLoader Clinic runner")
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m scenarios", description="DataLoader Clinic")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="list the scenarios")
     commands.add_parser("doctor", help="what this machine can reproduce")
     run = commands.add_parser("run", help="run a scenario's variants and judge them")
     run.add_argument("number", help="scenario number, e.g. 03, or 'all'")
     run.add_argument("--variant", nargs="+", default=["broken", "fixed"],
-                     help="variants to run (default: broken fixed; 'all' adds the myth checks)")
+                     help="variants to run (default: broken fixed; 'all' adds every other one)")
     run.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
-    args = parser.parse_args(argv)
+    figures = commands.add_parser("figures", help="run every variant and rewrite the READMEs' Measured blocks")
+    figures.add_argument("numbers", nargs="*", default=["all"], help="scenario numbers (default: all)")
+    return parser
 
+
+def _status(report: dict) -> int:
+    if report["cannot_run"]:
+        return EXIT_CANNOT_RUN
+    return EXIT_OK if all(run["as_expected"] for run in report["variants"].values()) else EXIT_NOT_AS_EXPECTED
+
+
+def _combine(statuses: list[int]) -> int:
+    """Not as it should be beats cannot-run-here, which beats ok."""
+    if EXIT_NOT_AS_EXPECTED in statuses:
+        return EXIT_NOT_AS_EXPECTED
+    return EXIT_CANNOT_RUN if EXIT_CANNOT_RUN in statuses else EXIT_OK
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     missing = [m for m in ("psutil", "torch", "numpy") if importlib.util.find_spec(m) is None]
     if missing:
         print(f"error: missing Python package(s): {', '.join(missing)}. "
               "Run `make setup` (or `pip install -r requirements.txt`).", file=sys.stderr)
         return EXIT_BAD_INPUT
-    from scenarios.runner import CannotRunHere, ScenarioError, discover, run_scenario, verdict
+    from scenarios.declarations import CannotRunHere, ScenarioError, discover
+    from scenarios.report import summary, verdict, write_measured
+    from scenarios.runner import run_scenario
 
-    if args.command == "list":
-        for number, scenario in discover().items():
-            print(f"  {number}  {scenario.title}")
-        return 0
-    if args.command == "doctor":
-        from scenarios.doctor import main as doctor
-        return doctor()
-
-    numbers = list(discover()) if args.number == "all" else [args.number]
-    variants = "all" if args.variant == ["all"] else args.variant
-    reports, status = [], 0
-    for number in numbers:
-        try:
-            report = run_scenario(number, variants, show=None if args.json else sys.stderr)
-        except CannotRunHere as err:
-            print(f"error: {err}", file=sys.stderr)
-            status = max(status, EXIT_CANNOT_RUN) if len(numbers) == 1 else status
-            continue
-        except ScenarioError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        reports.append(report)
-        if not args.json:
-            print("\n" + verdict(report), flush=True)
-        if report["cannot_run"]:
-            status = max(status, EXIT_CANNOT_RUN)
-        elif not all(run["as_expected"] for run in report["variants"].values()):
-            status = EXIT_MISMATCH
-    if args.json:
+    try:
+        if args.command == "list":
+            for number, scenario in discover().items():
+                print(f"  {number}  {scenario.title}")
+            return EXIT_OK
+        if args.command == "doctor":
+            from scenarios.doctor import main as doctor
+            return doctor()
+        if args.command == "figures":
+            numbers = list(discover()) if args.numbers == ["all"] else args.numbers
+            variants, show = "all", sys.stderr
+        else:
+            numbers = list(discover()) if args.number == "all" else [args.number]
+            variants = "all" if args.variant == ["all"] else args.variant
+            show = None if args.json else sys.stderr
+        reports, statuses, not_run = [], [], {}
+        for number in numbers:
+            try:
+                report = run_scenario(number, variants, show=show)
+            except CannotRunHere as err:
+                print(f"error: {err}", file=sys.stderr)
+                not_run[number] = str(err).split("cannot run here: ", 1)[-1]
+                statuses.append(EXIT_CANNOT_RUN)
+                continue
+            reports.append(report)
+            statuses.append(_status(report))
+            if not args.command == "run" or not args.json:
+                print("\n" + verdict(report), flush=True)
+            if args.command == "figures":
+                print(f"  wrote the Measured block of {write_measured(report)}", flush=True)
+    except ScenarioError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.command == "run" and args.json:
         print(json.dumps(reports[0] if len(numbers) == 1 and reports else reports, indent=1))
     elif len(numbers) > 1:
-        print("\nSummary")
-        for report in reports:
-            marks = "  ".join(f"{name} {'✔' if run['as_expected'] else '✘'} {run['outcome']} {run['seconds']:.0f}s"
-                              for name, run in report["variants"].items())
-            print(f"  {report['scenario']}  {report['title'][:60]:<60}  {marks}")
-    return status
+        print("\n" + summary(reports, not_run))
+    return _combine(statuses)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,12 @@ import multiprocessing
 import platform
 import resource
 import shutil
-import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from scenarios.runner import REPO_ROOT, discover, missing_needs, user_namespaces_work
+from scenarios.declarations import REPO_ROOT, discover, missing_needs
+from scenarios.host import py_spy_problem, user_namespaces_problem
 
 
 def _pinned(package: str) -> str:
@@ -18,19 +18,6 @@ def _pinned(package: str) -> str:
         if line.startswith(package + "=="):
             return line.split("==")[1]
     return "?"
-
-
-def _py_spy_can_attach() -> bool:
-    py_spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
-    if not Path(py_spy).exists():
-        return False
-    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        return subprocess.run([py_spy, "dump", "--pid", str(sleeper.pid)],
-                              capture_output=True, timeout=15).returncode == 0
-    finally:
-        sleeper.kill()
-        sleeper.wait()
 
 
 def checks() -> list[tuple[bool, str, str]]:
@@ -41,18 +28,18 @@ def checks() -> list[tuple[bool, str, str]]:
         torch_version = "not installed"
     shm = shutil.disk_usage("/dev/shm") if Path("/dev/shm").exists() else None
     soft_fds, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    userns_problem, spy_problem = user_namespaces_problem(), py_spy_problem()
     return [
         (sys.version_info >= (3, 11), f"Python {platform.python_version()}", "use Python 3.11 or newer"),
         (torch_version.split("+")[0] == _pinned("torch"), f"torch {torch_version} (pinned {_pinned('torch')})",
          "messages and figures differ between releases: run `make setup`"),
         ("fork" in multiprocessing.get_all_start_methods(), f"start methods: {', '.join(multiprocessing.get_all_start_methods())}",
          "the fork scenarios need Linux"),
-        (user_namespaces_work(), "unprivileged user namespaces (private /dev/shm for scenario 04)",
-         "enable kernel.unprivileged_userns_clone, or run outside a restrictive container"),
+        (userns_problem is None, "unprivileged user namespaces (private /dev/shm for scenario 04)",
+         userns_problem or ""),
         (shm is not None, f"/dev/shm: {shm.free / 2**20:.0f} MB free of {shm.total / 2**20:.0f} MB" if shm else "/dev/shm missing",
          "DataLoader workers pass batches through /dev/shm"),
-        (_py_spy_can_attach(), "py-spy can read other processes' stacks (hang diagnosis)",
-         "run as a user allowed to ptrace (or set kernel.yama.ptrace_scope=0); the runner falls back to /proc"),
+        (spy_problem is None, "py-spy can read other processes' stacks (hang diagnosis)", spy_problem or ""),
         (True, f"open files limit (ulimit -n): {soft_fds}", ""),
     ]
 

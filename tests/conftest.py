@@ -1,13 +1,37 @@
-"""Shared by the tests: run a scenario through the real command line, as `make` does."""
+"""Shared by the tests: run a scenario through the real command line, as `make` does.
+
+Each variant runs once per test session: the runner keeps every result it produces
+in RESULTS_DIR (see scenarios/runner.py, `CLINIC_RESULTS_DIR`), and the scenario tests,
+the parametrized declaration test and the notebooks all read the same runs.
+"""
+import functools
 import importlib.util
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS_ENV = "CLINIC_RESULTS_DIR"
+
+
+def pytest_configure(config):
+    # Set before any runner starts, so that notebook kernels inherit it too.
+    if not os.environ.get(RESULTS_ENV):
+        os.environ[RESULTS_ENV] = tempfile.mkdtemp(prefix="clinic-results-")
+        config._clinic_results_dir = os.environ[RESULTS_ENV]
+
+
+def pytest_unconfigure(config):
+    made = getattr(config, "_clinic_results_dir", None)
+    if made:
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop(RESULTS_ENV, None)
 
 
 def load_scenario_module(folder: str, name: str):
@@ -24,20 +48,27 @@ def load_scenario_module(folder: str, name: str):
         sys.path.remove(str(path))
 
 
-def run_scenario_json(number: str, *variants: str) -> dict:
-    """`python -m scenarios run NN --json --variant …`, parsed; skips where it cannot run."""
+def run_scenario_json(number: str, *variants: str, fresh: bool = False) -> dict:
+    """`python -m scenarios run NN --json --variant …`, parsed; skips where it cannot run.
+    `fresh=True` runs the variants again instead of reusing this session's results."""
+    env = dict(os.environ)
+    if fresh:
+        env.pop(RESULTS_ENV, None)
     done = subprocess.run(
         [sys.executable, "-m", "scenarios", "run", number, "--json", "--variant", *variants],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=600,
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=900, env=env,
     )
     if done.returncode == 3:
         pytest.skip(done.stderr.strip())
     assert done.returncode in (0, 1), f"runner failed (exit {done.returncode}):\n{done.stderr}"
-    report = json.loads(done.stdout)
-    assert {"scenario", "title", "reproduced", "fixed", "variants", "torch", "python"} <= report.keys()
-    for name, run in report["variants"].items():
-        assert {"outcome", "exit_code", "seconds", "evidence", "metrics", "output_tail",
-                "memory", "stacks", "breaches"} <= run.keys()
-        assert run["surviving_processes"] == 0, f"{name}: processes outlived the run"
-        assert run["leaked_shm_files"] == [], f"{name}: left /dev/shm files {run['leaked_shm_files']}"
-    return report
+    return json.loads(done.stdout)
+
+
+@functools.cache
+def _all_variants(number: str) -> str:
+    return json.dumps(run_scenario_json(number, "all"))
+
+
+def scenario_report(number: str) -> dict:
+    """Every declared variant of scenario NN, run once per session (a fresh copy each call)."""
+    return json.loads(_all_variants(number))

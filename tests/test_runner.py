@@ -1,20 +1,24 @@
 """The runner: limits, process-tree cleanup, outcome classification, bad input."""
+import ctypes
+import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import psutil
 import pytest
 
 from conftest import REPO_ROOT
-from scenarios import runner
+from scenarios import declarations, host, report, runner, supervise
+from scenarios.__main__ import _combine
 
 
-def make_scenario(tmp_path, script: str, limit_s=20, **declaration) -> runner.Scenario:
+def make_scenario(tmp_path, script: str, limit_s=20, **declaration) -> declarations.Scenario:
     (tmp_path / "broken.py").write_text(textwrap.dedent(script))
     variant = {"expect": "completed", **declaration}
-    return runner.Scenario(number="00", slug="00_test", path=tmp_path, title="test",
-                           needs=[], limit_s=limit_s, variants={"broken": variant})
+    return declarations.Scenario(number="00", slug="00_test", path=tmp_path, title="test",
+                                 needs=[], limit_s=limit_s, variants={"broken": variant})
 
 
 def run(tmp_path, script, **kwargs) -> dict:
@@ -74,9 +78,11 @@ def test_script_watchdog_counts_as_hang(tmp_path):
     assert result["outcome"] == "hang" and result["seconds"] < 15
 
 
-def test_exit_77_means_cannot_run_here(tmp_path):
-    result = run(tmp_path, "import sys; print('no user namespaces here'); sys.exit(77)")
+def test_cannot_run_exits_3_and_says_why(tmp_path):
+    result = run(tmp_path, "from scenarios.host import cannot_run; cannot_run('no user namespaces here')")
+    assert result["exit_code"] == host.EXIT_CANNOT_RUN == 3
     assert result["outcome"] == "cannot-run"
+    assert result["evidence"] == "cannot run here: no user namespaces here"
     assert not result["as_expected"]
 
 
@@ -92,6 +98,11 @@ def test_declared_evidence_must_appear(tmp_path):
     result = run(tmp_path, "print('all good')", evidence=r"exited unexpectedly")
     assert result["outcome"] == "completed"
     assert result["breaches"] == ["output lacks /exited unexpectedly/"]
+
+
+def test_an_outcome_other_than_declared_is_a_breach(tmp_path):
+    result = run(tmp_path, "print('epoch done')", expect="error")
+    assert result["breaches"] == ["outcome completed, declared error"] and not result["as_expected"]
 
 
 def test_memory_of_workers_is_sampled(tmp_path):
@@ -112,7 +123,7 @@ def test_leftover_torch_shm_files_are_removed_and_reported(tmp_path):
     name = f"torch_clinic_test_{tmp_path.name}"
     result = run(tmp_path, f"open('/dev/shm/{name}', 'wb').write(b'x')")
     assert result["leaked_shm_files"] == [name]
-    assert not (runner.SHM_DIR / name).exists()
+    assert not (Path("/dev/shm") / name).exists()
 
 
 @pytest.mark.parametrize("argument, message", [
@@ -141,6 +152,82 @@ def test_cli_lists_every_scenario_folder():
 
 
 def test_platform_without_fork_is_refused_clearly(monkeypatch):
-    monkeypatch.setattr(runner.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    with pytest.raises(runner.CannotRunHere, match="needs the 'fork' start method"):
+    monkeypatch.setattr(declarations.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    with pytest.raises(declarations.CannotRunHere, match="needs the 'fork' start method"):
         runner.run_scenario("03")
+
+
+def _is_subreaper() -> bool:
+    PR_GET_CHILD_SUBREAPER = 37
+    flag = ctypes.c_int(0)
+    ctypes.CDLL(None, use_errno=True).prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)
+    return bool(flag.value)
+
+
+def test_orphans_are_reaped_without_changing_the_calling_process(tmp_path):
+    # The script exits at once; its forked child lives on as an orphan until the runner kills it.
+    pid_file = tmp_path / "orphan.pid"
+    before = _is_subreaper()
+    result = run(tmp_path, f"""
+        import os, time
+        if os.fork() == 0:
+            open({str(pid_file)!r}, "w").write(str(os.getpid()))
+            time.sleep(600)
+        time.sleep(0.5)
+    """)
+    orphan = int(pid_file.read_text())
+    assert result["outcome"] == "completed" and result["surviving_processes"] == 0
+    assert not psutil.pid_exists(orphan)  # gone, not even a zombie: somebody reaped it
+    assert _is_subreaper() == before  # pytest's process was left as it was
+
+
+def test_paths_are_shown_relative_to_the_repository_and_site_packages(tmp_path):
+    result = run(tmp_path, "import json; json.loads('{')", expect="error")
+    assert "json/decoder.py" in result["output_tail"]
+    assert sys.prefix not in result["output_tail"] and sys.base_prefix not in result["output_tail"]
+    site = supervise.sysconfig.get_paths()["purelib"]
+    assert supervise.readable_paths(f'File "{site}/torch/x.py"') == 'File "site-packages/torch/x.py"'
+    assert supervise.readable_paths(f"{REPO_ROOT}/scenarios/03_x/broken.py") == "scenarios/03_x/broken.py"
+
+
+def test_a_hang_without_py_spy_says_how_to_get_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(supervise, "py_spy_path", lambda: None)
+    result = run(tmp_path, "import time; time.sleep(600)", limit_s=1, expect="hang")
+    assert "py-spy is not installed (`pip install py-spy`)" in result["stacks"]
+
+
+def test_results_are_recorded_and_reused_within_one_session(tmp_path, monkeypatch):
+    monkeypatch.setenv(runner.RESULTS_ENV, str(tmp_path))
+    calls = []
+    monkeypatch.setattr(runner, "run_variant", lambda scenario, name, show: calls.append(name) or {
+        "outcome": "completed", "as_expected": True})
+    first = runner.run_scenario("03", ["fixed"])
+    second = runner.run_scenario("03", ["fixed"])
+    assert calls == ["fixed"]
+    assert second["variants"]["fixed"]["reused"] and "reused" not in first["variants"]["fixed"]
+    assert json.loads((tmp_path / "03_list_refcount_growth.fixed.json").read_text())["outcome"] == "completed"
+
+
+def test_status_of_many_scenarios_mismatch_beats_cannot_run_beats_ok():
+    assert _combine([0, 0]) == host.EXIT_OK
+    assert _combine([0, 3]) == host.EXIT_CANNOT_RUN
+    assert _combine([3, 1, 0]) == host.EXIT_NOT_AS_EXPECTED
+
+
+def test_summary_names_the_scenarios_not_run_and_why():
+    text = report.summary([], {"04": "needs `unshare` from util-linux"})
+    assert "04  not run here: needs `unshare` from util-linux" in text
+
+
+def test_measured_block_is_written_between_the_markers(tmp_path, monkeypatch):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# T\n\n## Measured\n{report.BEGIN}\nold\n{report.END}\n\n## References\n")
+    monkeypatch.setattr(report, "get_scenario", lambda number: declarations.Scenario(
+        "00", "00_t", tmp_path, "t", [], 1, {}))
+    monkeypatch.setattr(report, "REPO_ROOT", tmp_path)
+    run_ = {"outcome": "error", "seconds": 1.25, "evidence": "OSError: a | b", "as_expected": True,
+            "metrics": {"seconds": 1.25, "images_consumed": 32.0}}
+    report.write_measured({"scenario": "00", "torch": "2.13.0", "python": "3.11.7", "variants": {"broken": run_}})
+    text = readme.read_text()
+    assert "old" not in text and text.endswith("## References\n")
+    assert "| `broken` | error | 1.2 | `OSError: a \\| b` | images_consumed=32 |" in text

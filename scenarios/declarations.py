@@ -1,0 +1,106 @@
+"""What a scenario declares in its scenario.toml, and whether this machine can run it.
+
+    title = "…"                # one line, shown by `list` and `make help`
+    needs = ["fork"]            # platform facilities: linux, fork, userns
+    limit_s = 60                # hard wall-clock limit per variant
+
+    [variants.broken]           # also fixed, and any broken_*, fixed_*, myth_*, measure_*
+    expect = "error"            # completed | error | hang | signal
+    evidence = 'regex'          # must match a line of the output
+    metrics = { worker_uss_growth_mb = { min = 100 } }
+    limit_s = 12                # this variant's own limit, if it differs
+
+A variant runs the script of its name (`broken.py` for [variants.broken]).
+"""
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+from scenarios.host import user_namespaces_problem
+
+SCENARIOS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = SCENARIOS_DIR.parent
+EXPECTED_OUTCOMES = ("completed", "error", "hang", "signal")
+
+
+class ScenarioError(Exception):
+    """Bad input: reported as one line, never a traceback."""
+
+
+class CannotRunHere(ScenarioError):
+    """The platform lacks what the scenario needs (fork, Linux, …)."""
+
+
+@dataclasses.dataclass
+class Scenario:
+    number: str
+    slug: str
+    path: Path
+    title: str
+    needs: list
+    limit_s: float
+    variants: dict  # name -> declaration (expect, evidence, metrics, limit_s)
+
+    @property
+    def declaration(self) -> Path:
+        return self.path / "scenario.toml"
+
+    def script(self, variant: str) -> Path:
+        return self.path / f"{variant}.py"
+
+    def limit_for(self, variant: str) -> float:
+        return float(self.variants[variant].get("limit_s", self.limit_s))
+
+
+def discover() -> dict[str, Scenario]:
+    """Every `scenarios/NN_slug/` folder with a scenario.toml, by number."""
+    found = {}
+    for folder in sorted(SCENARIOS_DIR.glob("[0-9][0-9]_*")):
+        declaration = folder / "scenario.toml"
+        if not declaration.is_file():
+            continue
+        try:
+            spec = tomllib.loads(declaration.read_text())
+        except tomllib.TOMLDecodeError as err:
+            raise ScenarioError(f"{declaration.relative_to(REPO_ROOT)}: {err}") from None
+        number = folder.name[:2]
+        found[number] = Scenario(
+            number=number,
+            slug=folder.name,
+            path=folder,
+            title=spec["title"],
+            needs=spec.get("needs", []),
+            limit_s=float(spec.get("limit_s", 60)),
+            variants=spec["variants"],
+        )
+    return found
+
+
+def get_scenario(number: str) -> Scenario:
+    scenarios = discover()
+    if not re.fullmatch(r"\d{1,2}", str(number)):
+        raise ScenarioError(f"'{number}' is not a scenario number; available: {', '.join(scenarios)}")
+    key = f"{int(number):02d}"
+    if key not in scenarios:
+        raise ScenarioError(f"no scenario {key}; available: {', '.join(scenarios)}")
+    return scenarios[key]
+
+
+def missing_needs(scenario: Scenario) -> str | None:
+    """Why this platform cannot run the scenario, or None if it can."""
+    for need in scenario.needs:
+        if need == "linux" and not sys.platform.startswith("linux"):
+            return f"needs Linux (this is {sys.platform}); a Linux VM or container will do"
+        if need == "fork" and "fork" not in multiprocessing.get_all_start_methods():
+            return (f"needs the 'fork' start method, which {sys.platform} does not have; "
+                    "run it on Linux (a VM or container is fine)")
+        if need == "userns":
+            problem = user_namespaces_problem()
+            if problem:
+                return problem
+    return None

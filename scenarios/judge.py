@@ -1,0 +1,67 @@
+"""Judging a run: what happened (the outcome), the line to read, and how it differs from the declaration."""
+from __future__ import annotations
+
+import re
+
+from scenarios.host import EXIT_CANNOT_RUN
+
+OUTCOMES = ("completed", "error", "hang", "signal", "cannot-run")
+METRIC_LINE = re.compile(r"^metric (\w+)=(-?[0-9.]+(?:e-?\d+)?)\s*$")
+# faulthandler.dump_traceback_later() prints this when a script's own watchdog fires.
+WATCHDOG_LINE = re.compile(r"^Timeout \(\d+:\d\d:\d\d\)!")
+ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception|Interrupt|Exit)\b.*")
+
+
+def classify(exit_status: int, timed_out: bool, lines: list[str]) -> str:
+    if timed_out or any(WATCHDOG_LINE.match(line) for line in lines):
+        return "hang"
+    if exit_status == 0:
+        return "completed"
+    if exit_status == EXIT_CANNOT_RUN:
+        return "cannot-run"
+    if exit_status < 0:
+        return "signal"
+    return "error"
+
+
+def script_metrics(lines: list[str]) -> dict:
+    """The figures a script reports as `metric NAME=VALUE` lines."""
+    return {m.group(1): float(m.group(2)) for m in map(METRIC_LINE.match, lines) if m}
+
+
+def evidence(outcome: str, pattern: str | None, lines: list[str], timed_out: bool) -> str:
+    """The one line a person should read: the declared evidence, else the error line."""
+    if pattern:
+        for line in lines:
+            if re.search(pattern, line):
+                return line.strip()
+    if timed_out:
+        return f"no progress before the time limit; last output: {lines[-1].strip() if lines else '(none)'}"
+    if outcome in ("error", "cannot-run"):
+        errors = [line for line in lines if ERROR_LINE.match(line.strip())]
+        if errors:
+            return errors[-1].strip()
+        if outcome == "cannot-run":
+            said = [line for line in lines if line.startswith("cannot run here:")]
+            if said:
+                return said[-1].strip()
+    return lines[-1].strip() if lines else ""
+
+
+def breaches(spec: dict, result: dict) -> list[str]:
+    """Every way the run differs from what the declaration says it must show."""
+    found = []
+    if result["outcome"] != spec["expect"]:
+        found.append(f"outcome {result['outcome']}, declared {spec['expect']}")
+    pattern = spec.get("evidence")
+    if pattern and not re.search(pattern, result["evidence"]):
+        found.append(f"output lacks /{pattern}/")
+    for name, bounds in spec.get("metrics", {}).items():
+        value = result["metrics"].get(name)
+        if value is None:
+            found.append(f"{name} was not measured")
+        elif "min" in bounds and value < bounds["min"]:
+            found.append(f"{name}={value:g} < {bounds['min']:g}")
+        elif "max" in bounds and value > bounds["max"]:
+            found.append(f"{name}={value:g} > {bounds['max']:g}")
+    return found

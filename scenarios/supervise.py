@@ -1,0 +1,154 @@
+"""Process supervision: run one script under a hard limit, then kill and reap everything it started.
+
+The script runs below `scenarios/_reaper.py`, a small process that adopts the
+script's orphans and reaps them, so the caller (the command line, pytest, a
+Jupyter kernel) is never changed.  `Supervised` gives the caller the script's
+process, the processes below it, its output lines and, once it is over, its
+exit status; on a hang `where_stuck()` shows each process's stack.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+from pathlib import Path
+
+import psutil
+
+from scenarios.declarations import REPO_ROOT
+from scenarios.host import py_spy_path
+
+# Show the paths of this machine as a reader's own would read: relative to the
+# repository, to site-packages, or to the standard library.
+_PATH_PREFIXES = sorted({
+    (str(REPO_ROOT) + os.sep, ""),
+    (sysconfig.get_paths()["purelib"] + os.sep, "site-packages/"),
+    (sysconfig.get_paths()["platlib"] + os.sep, "site-packages/"),
+    (sysconfig.get_paths()["stdlib"] + os.sep, f"python{sys.version_info[0]}.{sys.version_info[1]}/"),
+    (str(Path(sys.executable).parent) + os.sep, ""),
+}, key=lambda pair: -len(pair[0]))
+
+
+def readable_paths(text: str) -> str:
+    for prefix, shown in _PATH_PREFIXES:
+        text = text.replace(prefix, shown)
+    return text
+
+
+# Jupyter kernels force colour on; a stack stored in a result should be plain text.
+_PLAIN_TEXT_ENV = {k: v for k, v in os.environ.items() if k not in ("CLICOLOR_FORCE", "FORCE_COLOR")}
+_PLAIN_TEXT_ENV["NO_COLOR"] = "1"
+
+
+class Supervised:
+    """One script, started at once; call `finish()` (always) to kill and reap what is left."""
+
+    def __init__(self, script: Path, on_line=None):
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        self._status_dir = tempfile.mkdtemp(prefix="clinic-status-")
+        self._status_file = os.path.join(self._status_dir, "status")
+        self.reaper = subprocess.Popen(
+            [sys.executable, "-m", "scenarios._reaper", self._status_file, sys.executable, str(script)],
+            cwd=REPO_ROOT, env=env, start_new_session=True,
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, errors="replace",
+        )
+        self.lines: list[str] = []
+        self.seen: dict[int, psutil.Process] = {}
+        self._script: psutil.Process | None = None
+        self._final_status: int | None = None
+        self._reader = threading.Thread(target=self._read, args=(on_line,), daemon=True)
+        self._reader.start()
+
+    def _read(self, on_line) -> None:
+        for line in self.reaper.stdout:
+            self.lines.append(readable_paths(line.rstrip("\n")))
+            if on_line:
+                on_line(self.lines[-1])
+
+    def script(self) -> psutil.Process | None:
+        """The script's own process (the reaper's first child), once it has started."""
+        if self._script is None:
+            try:
+                children = psutil.Process(self.reaper.pid).children()
+            except psutil.Error:
+                children = []
+            if children:
+                self._script = children[0]
+                self.seen[self._script.pid] = self._script
+        return self._script
+
+    def processes(self) -> list[psutil.Process]:
+        """The script and every process below it, including orphans the reaper adopted."""
+        try:
+            procs = psutil.Process(self.reaper.pid).children(recursive=True)
+        except psutil.Error:
+            procs = []
+        self.seen.update({p.pid: p for p in procs})
+        return procs
+
+    def exit_status(self) -> int | None:
+        """The script's exit status (negative: killed by that signal), None while it runs."""
+        if self._final_status is not None:
+            return self._final_status
+        try:
+            return int(Path(self._status_file).read_text())
+        except (OSError, ValueError):
+            return None if self.reaper.poll() is None else self.reaper.returncode
+
+    def where_stuck(self) -> str:
+        """A stack of each process: py-spy where it works, the kernel's view otherwise."""
+        py_spy = py_spy_path()
+        dumps = []
+        for proc in self.processes():
+            text, why_not = "", "py-spy is not installed (`pip install py-spy`)"
+            if py_spy:
+                try:
+                    done = subprocess.run([py_spy, "dump", "--pid", str(proc.pid)],
+                                          capture_output=True, text=True, timeout=15, env=_PLAIN_TEXT_ENV)
+                    text = done.stdout.strip() if done.returncode == 0 else ""
+                    why_not = ("py-spy may not read this process (ptrace refused: run as root, set "
+                               "kernel.yama.ptrace_scope=0, or add --cap-add SYS_PTRACE in Docker)")
+                except subprocess.TimeoutExpired:
+                    why_not = "py-spy did not answer within 15 s"
+            if not text:
+                try:
+                    wchan = Path(f"/proc/{proc.pid}/wchan").read_text()
+                    text = f"Process {proc.pid} ({proc.status()}), blocked in kernel at: {wchan}; {why_not}"
+                except (OSError, psutil.Error):
+                    text = f"Process {proc.pid}: no stack available; {why_not}"
+            dumps.append(readable_paths(text))
+        return "\n\n".join(dumps)
+
+    def finish(self) -> int:
+        """SIGKILL the script's session and everything ever seen below it, let the reaper reap
+        them, and return how many processes outlived that."""
+        procs = {p.pid: p for p in [*self.seen.values(), *self.processes()]}
+        script = self.script()
+        if script is not None:
+            try:
+                os.killpg(script.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        for proc in procs.values():
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+        try:
+            self.reaper.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # something escaped even the reaper's session: give up on it
+            self.reaper.kill()
+            self.reaper.wait()
+        self._reader.join(timeout=5)
+        _, alive = psutil.wait_procs(list(procs.values()), timeout=5)
+        self._final_status = self.exit_status()
+        for name in ("status", "status.part"):
+            Path(self._status_dir, name).unlink(missing_ok=True)
+        os.rmdir(self._status_dir)
+        return len(alive)

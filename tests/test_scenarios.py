@@ -1,0 +1,79 @@
+"""Every declared variant of every scenario shows what its scenario.toml says, and leaves nothing behind.
+
+One parametrized test over the declarations: a scenario's own test file keeps only what is
+specific to it.  Each variant runs once per session (conftest.scenario_report), and the same
+runs serve the scenario tests and the notebooks.
+"""
+import re
+
+import pytest
+
+from conftest import REPO_ROOT, scenario_report
+from scenarios.declarations import EXPECTED_OUTCOMES, discover
+
+SCENARIOS = discover()
+VARIANTS = [(number, name) for number, scenario in SCENARIOS.items() for name in scenario.variants]
+RUNNABLE = re.compile(r"^(broken|fixed)(_\w+)?\.py$|^(myth|measure)_\w+\.py$")
+PER_TEST_TIMEOUT_S = 900  # pyproject.toml's pytest timeout: a scenario's variants must fit in it
+
+
+@pytest.mark.parametrize("number, variant", VARIANTS, ids=[f"{n}-{v}" for n, v in VARIANTS])
+def test_variant_shows_what_its_declaration_says(number, variant):
+    report = scenario_report(number)
+    run = report["variants"][variant]
+    declared = SCENARIOS[number].variants[variant]
+    assert run["outcome"] == declared["expect"], run["evidence"] + "\n" + run["output_tail"][-3000:]
+    assert run["as_expected"], f"{run['breaches']}\n{run['output_tail'][-3000:]}"
+    assert run["surviving_processes"] == 0, "processes outlived the run"
+    assert run["leaked_shm_files"] == [], f"left /dev/shm files {run['leaked_shm_files']}"
+    if declared["expect"] != "hang":
+        assert not run["stacks"], "a variant that should end by itself ran into its limit"
+
+
+@pytest.mark.parametrize("number", SCENARIOS)
+def test_declaration_is_sound(number):
+    scenario = SCENARIOS[number]
+    assert {"broken", "fixed"} <= scenario.variants.keys()
+    for name, spec in scenario.variants.items():
+        assert RUNNABLE.match(f"{name}.py"), f"{name}: not one of broken*, fixed*, myth_*, measure_*"
+        assert scenario.script(name).is_file(), f"{name}.py is declared but missing"
+        assert spec["expect"] in EXPECTED_OUTCOMES, f"{name}: expect = {spec['expect']!r}"
+        for metric, bounds in spec.get("metrics", {}).items():
+            assert bounds.keys() <= {"min", "max"} and bounds, f"{name}.{metric}: {bounds}"
+            assert bounds.get("min", 1) != 0, f"{name}.{metric}: min = 0 is a bound no run can cross"
+    # Limits add up within one test's timeout, with room for start-up.
+    assert sum(scenario.limit_for(name) for name in scenario.variants) <= PER_TEST_TIMEOUT_S * 0.8
+
+
+@pytest.mark.parametrize("number", SCENARIOS)
+def test_folder_holds_only_variants_and_helper_modules(number):
+    scenario = SCENARIOS[number]
+    for path in scenario.path.glob("*.py"):
+        if path.name.startswith("_"):
+            continue  # a helper the scripts import; never run by itself
+        assert RUNNABLE.match(path.name), f"{path.name}: name it broken*, fixed*, myth_* or measure_*"
+        assert path.stem in scenario.variants, f"{path.name} is not declared in scenario.toml"
+
+
+@pytest.mark.parametrize("number", SCENARIOS)
+def test_one_marker_where_the_fault_is_and_where_the_fix_is(number):
+    folder = SCENARIOS[number].path
+    for path in folder.glob("*.py"):
+        text = path.read_text()
+        kind = path.name.split("_")[0].removesuffix(".py")
+        wanted = {"broken": "# BUG:", "fixed": "# FIX:", "myth": "# MYTH:"}.get(kind)
+        for marker in ("# BUG:", "# FIX:", "# MYTH:"):
+            expected = 1 if marker == wanted else 0
+            assert text.count(marker) == expected, f"{path.name}: {text.count(marker)} × {marker!r}"
+
+
+@pytest.mark.parametrize("number", SCENARIOS)
+def test_broken_imports_no_fix(number):
+    for path in SCENARIOS[number].path.glob("broken*.py"):
+        assert not re.search(r"^\s*(from|import)\s+fixes\b", path.read_text(), flags=re.M), path.name
+
+
+def test_every_fix_module_is_used_by_a_fixed_script():
+    scripts = "\n".join(p.read_text() for p in (REPO_ROOT / "scenarios").glob("*/fixed*.py"))
+    for module in (REPO_ROOT / "fixes").glob("[a-z]*.py"):
+        assert re.search(rf"\bfixes\.{module.stem}\b", scripts), f"fixes/{module.name} is used by no fixed*.py"
