@@ -53,7 +53,7 @@ def main(argv=None) -> int:
               "Run `make setup` (or `pip install -r requirements.txt`).", file=sys.stderr)
         return EXIT_BAD_INPUT
     from scenarios.declarations import CannotRunHere, ScenarioError, discover
-    from scenarios.report import summary, verdict, write_measured
+    from scenarios.report import summary, verdict, write_measured, write_timings
     from scenarios.runner import run_scenario
 
     try:
@@ -89,6 +89,8 @@ def main(argv=None) -> int:
     except ScenarioError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.command == "figures" and args.numbers == ["all"] and reports and not not_run:
+        print(f"  wrote the timings of {write_timings(reports)}", flush=True)
     if args.command == "run" and args.json:
         print(json.dumps(reports[0] if len(numbers) == 1 and reports else reports, indent=1))
     elif len(numbers) > 1:

@@ -115,7 +115,7 @@ def run_scenario(number: str, variants=("broken", "fixed"), show=None) -> dict:
     unknown = [v for v in names if v not in scenario.variants]
     if unknown:
         raise ScenarioError(f"scenario {scenario.number} has no variant {', '.join(unknown)}; "
-                            f"available: {', '.join(scenario.variants)}")
+                            f"scenarios/{scenario.slug}/scenario.toml declares: {', '.join(scenario.variants)}")
     results = {}
     for name in names:
         recorded = _recorded(scenario, name)
