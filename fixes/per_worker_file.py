@@ -1,5 +1,6 @@
 """PerWorkerFile: a read-only file that forked DataLoader workers can share
-safely.  Fixes scenario 11 (one file handle shared by forked workers).
+safely.  Fixes scenario 11 (one file handle shared by forked workers: samples
+silently come back with another record's bytes).
 
 A file opened in a Dataset's `__init__` is one *open file description* in the
 kernel, and every forked worker's copy of it points at that same description,
@@ -15,11 +16,31 @@ one.  Construct it in `__init__`, read from `__getitem__`:
 
     self.file = PerWorkerFile(path)                     # main process: nothing opened yet
     record = self.file.read_at(offset, RECORD_BYTES)   # each worker: its own descriptor
+
+The first read in a process opens the descriptor under a lock, so threads of
+one worker (a thread pool in `__getitem__`, say) that read at once still share
+one descriptor instead of each opening, and leaking, their own.  The idea is
+that of PerWorker (fixes/per_worker.py, scenario 01), repeated here so that
+this file can be copied alone.
 """
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+
+# Guards the first open in a process.  Replaced in a forked child: a parent thread
+# may hold it at the moment of fork, and nobody would release the child's copy.
+_open_lock = threading.Lock()
+
+
+def _new_open_lock_in_child() -> None:
+    global _open_lock
+    _open_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_open_lock_in_child)
 
 
 class PerWorkerFile:
@@ -35,12 +56,15 @@ class PerWorkerFile:
 
     def fileno(self) -> int:
         """This process's own descriptor, opened on first use (and again after a fork)."""
-        if self._pid != os.getpid():
-            # A descriptor inherited through fork still shares the parent's offset;
-            # leave it alone (closing it here would not close the parent's) and open anew.
-            self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            self._pid = os.getpid()
-        return self._fd
+        pid = os.getpid()
+        if self._pid != pid:
+            with _open_lock:
+                if self._pid != pid:  # another thread may have opened it while we waited
+                    # A descriptor inherited through fork still shares the parent's offset;
+                    # leave it alone (closing it here would not close the parent's) and open anew.
+                    self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                    self._pid = pid
+        return self._fd  # type: ignore[return-value]
 
     def read_at(self, offset: int, size: int) -> bytes:
         """Exactly `size` bytes at `offset`; raises EOFError rather than return fewer."""
@@ -57,7 +81,11 @@ class PerWorkerFile:
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def close(self) -> None:
-        """Close this process's descriptor, if it opened one."""
+        """Close this process's descriptor, if it opened one (not while other threads read)."""
+        with _open_lock:
+            self._close_own()
+
+    def _close_own(self) -> None:
         if self._fd is not None and self._pid == os.getpid():
             os.close(self._fd)
         self._fd = self._pid = None
@@ -67,8 +95,9 @@ class PerWorkerFile:
         return {"path": self.path, "_fd": None, "_pid": None}
 
     def __del__(self):
+        # No lock here: garbage collection may run in a thread that already holds it.
         try:
-            self.close()
+            self._close_own()
         except Exception:
             pass
 

@@ -2,13 +2,17 @@
 import multiprocessing
 import os
 import pickle
+import signal
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from fixes import per_worker_file
 from fixes.per_worker_file import PerWorkerFile
 
 RECORD = 512
@@ -58,6 +62,63 @@ def test_nothing_is_opened_until_the_first_read(record_path):
         os.fstat(fd)
     assert file.read_at(0, 4) == record_path.read_bytes()[:4]  # reopens after close
     file.close()
+
+
+def test_threads_reading_at_once_open_one_descriptor(record_path, monkeypatch):
+    """Threads of one worker (a thread pool in __getitem__) all make their first read at the
+    same instant: one descriptor must be opened, not one per thread (the others would leak)."""
+    opened, real_open = [], os.open
+
+    def slow_open(*args, **kwargs):  # widens the window between "not open yet" and "opened"
+        time.sleep(0.05)
+        fd = real_open(*args, **kwargs)
+        opened.append(fd)
+        return fd
+
+    monkeypatch.setattr(os, "open", slow_open)
+    file = PerWorkerFile(record_path)
+    start, records = threading.Barrier(16), {}
+
+    def read(index):
+        start.wait()
+        records[index] = file.read_at(index * RECORD, RECORD)
+
+    threads = [threading.Thread(target=read, args=(i,)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    monkeypatch.undo()
+    try:
+        assert len(opened) == 1, f"{len(opened)} descriptors opened by 16 threads of one process"
+        data = record_path.read_bytes()
+        assert all(records[i] == data[i * RECORD:(i + 1) * RECORD] for i in range(16))
+    finally:
+        for fd in opened[1:]:
+            os.close(fd)
+        file.close()
+
+
+@needs_fork
+def test_its_open_lock_does_not_cross_fork(record_path):
+    # If a thread of the parent held the lock at fork time, the child's first read
+    # must not wait for it forever.
+    file = PerWorkerFile(record_path)
+    with per_worker_file._open_lock:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                file.read_at(0, 4)
+            finally:
+                os._exit(0)
+    deadline = time.monotonic() + 30
+    while (done := os.waitpid(pid, os.WNOHANG)) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the child waited for an open lock held by the parent at fork time")
+        time.sleep(0.02)
+    assert os.waitstatus_to_exitcode(done[1]) == 0
 
 
 def test_a_pickled_copy_carries_no_descriptor(record_path):

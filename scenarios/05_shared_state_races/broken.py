@@ -1,13 +1,17 @@
-"""Scenario 05, broken: each worker keeps its own copy of the sampling state.
+"""Scenario 05, broken: each forked worker draws from its own copy of the sampling state.
 
     python scenarios/05_shared_state_races/broken.py
 
-A multiple-instance-learning dataset draws DRAW instances from a bag at each
-visit and marks them used, so that one epoch shows every instance of every
-bag exactly once.  Expect: with two workers about a quarter of the draws
-repeat an instance, the main process sees none of the workers' marks, and
-the script fails its "no repeats" check.
+A multiple-instance-learning dataset visits each bag VISITS times per epoch;
+each visit draws DRAW instances not used yet, marks them used and reads them,
+so that one epoch reads every instance of every bag exactly once.
+broken.py keeps the marks in a plain attribute: expect about a quarter of the
+512 draws to repeat an instance, none of the workers' marks in the main
+process, and a failed "no repeats" check.  fixed.py keeps them in shared
+memory and locks their read-draw-write: expect 512 draws, 0 repeats, and
+every mark in the main process.
 """
+import multiprocessing
 import sys
 import time
 
@@ -17,33 +21,37 @@ from torch.utils.data import DataLoader, Dataset
 BAGS, INSTANCES, DRAW = 4, 128, 4  # 4 slides of 128 tiles
 VISITS = INSTANCES // DRAW  # visits per bag and epoch: each instance once
 READ_S = 0.01  # reading one visit's tiles from storage
+CONTEXT = multiprocessing.get_context("fork")
 
 
 class BagDataset(Dataset):
     def __init__(self):
         self.features = torch.randn(BAGS, INSTANCES, 8, generator=torch.Generator().manual_seed(0))
-        # BUG: a plain attribute; every forked worker updates its own copy of it.
-        self.unused = torch.ones(BAGS, INSTANCES)
+        self.unused = torch.ones(BAGS, INSTANCES)  # BUG: each worker marks its own copy of it
 
     def __len__(self):
         return BAGS * VISITS
 
-    def __getitem__(self, index):
-        bag = index // VISITS
+    def draw_unused(self, bag):
         unused = self.unused[bag].clone()
         if unused.sum() < DRAW:  # bag exhausted: start a new round
             unused.fill_(1)
         picked = torch.multinomial(unused, DRAW)
-        time.sleep(READ_S)
+        time.sleep(READ_S)  # read the drawn tiles, then mark them used
         unused[picked] = 0
         self.unused[bag] = unused
+        return picked
+
+    def __getitem__(self, index):
+        bag = index // VISITS
+        picked = self.draw_unused(bag)
         return bag, picked, self.features[bag, picked]
 
 
 def main(dataset_class=BagDataset, **loader_options):
     dataset = dataset_class()
     loader = DataLoader(dataset, batch_size=None, num_workers=2,
-                        multiprocessing_context="fork", **loader_options)
+                        multiprocessing_context=CONTEXT, **loader_options)
     started = time.perf_counter()
     drawn = [(bag, int(i)) for bag, picked, _ in loader for i in picked]
     print(f"metric epoch_s={time.perf_counter() - started:.2f}")

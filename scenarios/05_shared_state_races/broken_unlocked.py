@@ -2,9 +2,9 @@
 
     python scenarios/05_shared_state_races/broken_unlocked.py
 
-The usual first repair of broken.py: move the state into shared memory.  Now
+The usual first repair of broken.py: move the marks into shared memory.  Now
 the workers' writes do reach one tensor (and the main process sees them), but
-two workers that visit the same bag at once both read the row, both draw from
+two workers that visit the same bag at once both read its row, both draw from
 it, and the later write-back erases the earlier one's marks.  Expect: repeats
 and lost updates, counted, and a failed check; no deadlock.
 """

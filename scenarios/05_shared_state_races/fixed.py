@@ -1,11 +1,15 @@
-"""Scenario 05, fixed: one shared copy of the state, and a lock around its use.
+"""Scenario 05, fixed: one shared copy of the sampling state, and a lock around its use.
 
-    python scenarios/05_shared_state_races/fixed.py
+    python scenarios/05_shared_state_races/broken.py
 
-The same dataset and loop as broken.py.  Expect: 512 draws, 0 repeats, every
-mark visible in the main process.  The lock comes from the loader's own
-multiprocessing context, and only the read-draw-write is inside it: the slow
-read from storage stays outside, so the two workers still load in parallel.
+A multiple-instance-learning dataset visits each bag VISITS times per epoch;
+each visit draws DRAW instances not used yet, marks them used and reads them,
+so that one epoch reads every instance of every bag exactly once.
+broken.py keeps the marks in a plain attribute: expect about a quarter of the
+512 draws to repeat an instance, none of the workers' marks in the main
+process, and a failed "no repeats" check.  fixed.py keeps them in shared
+memory and locks their read-draw-write: expect 512 draws, 0 repeats, and
+every mark in the main process.
 """
 import multiprocessing
 import sys
@@ -23,24 +27,26 @@ CONTEXT = multiprocessing.get_context("fork")
 class BagDataset(Dataset):
     def __init__(self):
         self.features = torch.randn(BAGS, INSTANCES, 8, generator=torch.Generator().manual_seed(0))
-        # FIX: the state in shared memory, guarded by a lock made by the same
-        # context the DataLoader starts its workers with.
-        self.unused = torch.ones(BAGS, INSTANCES).share_memory_()
-        self.lock = CONTEXT.Lock()
+        self.unused = torch.ones(BAGS, INSTANCES).share_memory_()  # FIX: one copy for all workers,
+        self.lock = CONTEXT.Lock()  # and a lock from the loader's own context around its use
 
     def __len__(self):
         return BAGS * VISITS
 
+    def draw_unused(self, bag):
+        unused = self.unused[bag].clone()
+        if unused.sum() < DRAW:  # bag exhausted: start a new round
+            unused.fill_(1)
+        picked = torch.multinomial(unused, DRAW)
+        unused[picked] = 0
+        self.unused[bag] = unused
+        return picked
+
     def __getitem__(self, index):
         bag = index // VISITS
         with self.lock:
-            unused = self.unused[bag].clone()
-            if unused.sum() < DRAW:  # bag exhausted: start a new round
-                unused.fill_(1)
-            picked = torch.multinomial(unused, DRAW)
-            unused[picked] = 0
-            self.unused[bag] = unused
-        time.sleep(READ_S)
+            picked = self.draw_unused(bag)
+        time.sleep(READ_S)  # read the drawn tiles: outside the lock, the workers read in parallel
         return bag, picked, self.features[bag, picked]
 
 

@@ -29,6 +29,7 @@ class BagVisitDataset(Dataset):
 
 
 def epoch(num_workers):
+    # FIX: the sampler draws and marks, in the main process only; the workers just read.
     sampler = InstanceDrawSampler(BAGS, INSTANCES, DRAW, seed=0)
     loader = DataLoader(BagVisitDataset(), sampler=sampler, batch_size=None,
                         num_workers=num_workers,

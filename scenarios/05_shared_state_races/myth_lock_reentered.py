@@ -5,18 +5,15 @@
 fixed.py takes a plain Lock once per item and never deadlocks.  A plain Lock
 deadlocks when a process that holds it asks for it again: here
 refill_if_exhausted() locks (it is also meant to be called on its own) and
-__getitem__ calls it with the lock already held.  Expect: each worker blocks
+draw_unused() calls it with the lock already held.  Expect: each worker blocks
 on its first item, for ever; a watchdog prints the worker's stack after
 STUCK_S seconds and ends it, and the DataLoader reports the dead worker.
 myth_rlock_reentered.py runs the same code with an RLock and completes.
 """
 import faulthandler
 import signal
-import time
 
-import torch
-
-from fixed import CONTEXT, DRAW, READ_S, VISITS, BagDataset, main
+from fixed import CONTEXT, DRAW, BagDataset, main
 
 STUCK_S = 5
 
@@ -33,16 +30,10 @@ class ReenteringBagDataset(BagDataset):
             if self.unused[bag].sum() < DRAW:
                 self.unused[bag] = 1
 
-    def __getitem__(self, index):
-        bag = index // VISITS
-        with self.lock:
-            self.refill_if_exhausted(bag)  # the same process asks for the lock again
-            unused = self.unused[bag].clone()
-            picked = torch.multinomial(unused, DRAW)
-            unused[picked] = 0
-            self.unused[bag] = unused
-        time.sleep(READ_S)
-        return bag, picked, self.features[bag, picked]
+    def draw_unused(self, bag):
+        # MYTH: a plain Lock deadlocks only here, where its holder asks for it again.
+        self.refill_if_exhausted(bag)
+        return super().draw_unused(bag)
 
 
 def show_stack_when_stuck(worker_id):

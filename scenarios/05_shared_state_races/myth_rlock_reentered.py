@@ -11,7 +11,7 @@ from myth_lock_reentered import ReenteringBagDataset
 
 
 class RLockBagDataset(ReenteringBagDataset):
-    make_lock = CONTEXT.RLock
+    make_lock = CONTEXT.RLock  # MYTH: "use an RLock": needed here only because the code re-enters
 
 
 if __name__ == "__main__":

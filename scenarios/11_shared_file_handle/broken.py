@@ -2,10 +2,14 @@
 
     python scenarios/11_shared_file_handle/broken.py
 
-Expect: the epoch runs to its end without a single error or warning, yet
-dozens of the 12,000 samples are not the record their index names: their
-CRC-32 differs from the one written with the file.  The script counts them
-and fails.  (Why a quick test on a warm page cache can pass: see README.)
+A dataset of 12,000 fixed-size records in one file, each written with its
+CRC-32, read by two forked workers on a cold page cache.  broken.py opens the
+file once, in __init__, and seeks and reads in __getitem__: expect the epoch
+to run to its end without an error or a warning, yet dozens of samples fail
+their checksum (another record's bytes), and the script fails on the count.
+fixed.py opens nothing in __init__ and reads by position through a descriptor
+of each worker's own: expect every sample to match its checksum.  (Why a
+quick test on a warm page cache can pass: see README.)
 """
 import sys
 import tempfile
@@ -16,17 +20,14 @@ from pathlib import Path
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from record_file import RECORD_BYTES, evict_from_page_cache, write_records
+from _record_file import RECORD_BYTES, evict_from_page_cache, write_records
 
 RECORDS = 12_000
 
 
 class RecordFileDataset(Dataset):
     def __init__(self, path, count):
-        # BUG: every forked worker gets a copy of this file object, and all the
-        # copies share one kernel file offset: a seek in one worker moves the
-        # position the other is about to read from.
-        self.file = open(path, "rb")
+        self.file = open(path, "rb")  # BUG: forked copies of it share one kernel file offset
         self.count = count
 
     def __len__(self):

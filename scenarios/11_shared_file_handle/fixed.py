@@ -1,9 +1,15 @@
 """Scenario 11, fixed: each worker reads through a descriptor of its own, by position.
 
-    python scenarios/11_shared_file_handle/fixed.py
+    python scenarios/11_shared_file_handle/broken.py
 
-Expect: the same cold-cache epoch, and every one of the 12,000 samples matches
-the checksum written with its record.
+A dataset of 12,000 fixed-size records in one file, each written with its
+CRC-32, read by two forked workers on a cold page cache.  broken.py opens the
+file once, in __init__, and seeks and reads in __getitem__: expect the epoch
+to run to its end without an error or a warning, yet dozens of samples fail
+their checksum (another record's bytes), and the script fails on the count.
+fixed.py opens nothing in __init__ and reads by position through a descriptor
+of each worker's own: expect every sample to match its checksum.  (Why a
+quick test on a warm page cache can pass: see README.)
 """
 import sys
 import tempfile
@@ -15,16 +21,14 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from fixes.per_worker_file import PerWorkerFile
-from record_file import RECORD_BYTES, evict_from_page_cache, write_records
+from _record_file import RECORD_BYTES, evict_from_page_cache, write_records
 
 RECORDS = 12_000
 
 
 class RecordFileDataset(Dataset):
     def __init__(self, path, count):
-        # FIX: open nothing here; each worker opens its own descriptor on first
-        # read and reads by position (pread), so no offset is shared.
-        self.file = PerWorkerFile(path)
+        self.file = PerWorkerFile(path)  # FIX: opened per worker on first read; reads by position
         self.count = count
 
     def __len__(self):

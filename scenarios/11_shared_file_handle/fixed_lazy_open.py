@@ -14,6 +14,7 @@ from broken import RecordFileDataset, main
 
 class LazyOpenDataset(RecordFileDataset):
     def __getitem__(self, index):
+        # FIX: a new open() in each process: a description, and an offset, of its own.
         if getattr(self, "opened_in_pid", None) != os.getpid():
             self.file, self.opened_in_pid = open(self.file.name, "rb"), os.getpid()
         return super().__getitem__(index)

@@ -15,6 +15,7 @@ from broken import RECORD_BYTES, RecordFileDataset, main
 
 class PositionalReadDataset(RecordFileDataset):
     def __getitem__(self, index):
+        # FIX: one system call with its own offset: no shared position to race on.
         record = os.pread(self.file.fileno(), RECORD_BYTES, index * RECORD_BYTES)
         return index, torch.frombuffer(bytearray(record), dtype=torch.uint8)
 

@@ -15,6 +15,7 @@ from broken import main
 
 def duplicate_file_handle(worker_id):
     dataset = get_worker_info().dataset
+    # MYTH: "a descriptor of its own per worker": a duplicate still shares the offset.
     dataset.file = os.fdopen(os.dup(dataset.file.fileno()), "rb")
 
 

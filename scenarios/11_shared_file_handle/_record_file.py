@@ -1,4 +1,4 @@
-"""Scenario 11's data: one binary file of fixed-size records, and their checksums.
+"""Scenario 11's data, imported by its scripts: one file of fixed-size records, and their checksums.
 
 The records are random bytes, so a record read from the wrong offset can never
 pass for the right one: its CRC-32 tells them apart.  Like many record formats
@@ -9,14 +9,14 @@ worker pushed past the last record still returns a full record's worth of
 from __future__ import annotations
 
 import os
-import sys
 import zlib
 from pathlib import Path
 
 import numpy as np
 
+from scenarios.host import cannot_run
+
 RECORD_BYTES = 4096  # one page: each record a page of its own on disk
-EXIT_CANNOT_RUN = 77
 _NO_PAGE_CACHE = {"tmpfs", "ramfs", "devtmpfs"}  # files there live in memory only
 
 
@@ -53,10 +53,8 @@ def evict_from_page_cache(path: Path) -> None:
     posix_fadvise(DONTNEED) drops this file's clean pages only."""
     kind = _filesystem_type(path.parent)
     if not hasattr(os, "posix_fadvise") or kind in _NO_PAGE_CACHE:
-        print(f"cannot run here: {path.parent} is on {kind}, whose files cannot be evicted "
-              "from memory; point TMPDIR at a disk-backed folder (e.g. TMPDIR=$HOME/tmp)",
-              file=sys.stderr)
-        sys.exit(EXIT_CANNOT_RUN)
+        cannot_run(f"{path.parent} is on {kind}, whose files cannot be evicted from memory; "
+                   "point TMPDIR at a disk-backed folder (e.g. TMPDIR=$HOME/tmp)")
     fd = os.open(path, os.O_RDONLY)
     try:
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
