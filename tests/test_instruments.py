@@ -10,8 +10,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from conftest import REPO_ROOT
-from fixes.memory_budget import predicted_peak_bytes
-from fixes.shm_budget import PAGE
+from fixes.memory_in_flight import PAGE, predicted_peak_bytes
 from scenarios import instruments
 from scenarios.host import user_namespaces_work
 from scenarios.instruments import (MIB, LoaderMemoryWatch, loader_memory_bytes, open_fd_count,
@@ -95,7 +94,7 @@ def test_watch_and_free_space_in_a_private_8_mib_dev_shm():
     # A tmpfs of our own: no other process's /dev/shm files can disturb the figures.
     probe = textwrap.dedent("""
         import os
-        from fixes.shm_budget import shm_free_bytes
+        from fixes.memory_in_flight import shm_free_bytes
         from scenarios.instruments import MIB, ShmUsageWatch
         print("free", shm_free_bytes() / MIB)
         watch = ShmUsageWatch(interval_s=0.001)

@@ -1,18 +1,21 @@
-"""Scenario 04, broken: the workers' batches do not fit in a container's /dev/shm.
+"""Scenario 04, broken: 2 workers x prefetch_factor 4 overflow a container's small /dev/shm.
 
-    python scenarios/04_dev_shm_exhaustion/broken.py
+    python scenarios/04_dev_shm_exhaustion/broken.py     # fixed.py: the same loop, sized to fit
 
-The script re-runs itself in a private mount namespace whose /dev/shm is a
-16 MiB tmpfs, the squeeze of Docker's default 64 MB --shm-size, scaled down
-with the batches.  Expect, within a second or two:
+Both scripts re-run themselves in a private mount namespace whose /dev/shm is a 16 MiB
+tmpfs: Docker's default 64 MB --shm-size, scaled down with the batches (3.4 MiB each).
+broken.py asks for 2 workers x prefetch_factor 4; expect, within a second or two,
 
     RuntimeError: Caught RuntimeError in DataLoader worker process N.
     ... unable to allocate shared memory(shm) for file </torch_…>: No space left on device (28)
+
+fixed.py first sizes the loader to the free /dev/shm (fixes/memory_in_flight.py): expect
+its plan line (2 workers, prefetch_factor 1) and all 640 samples read.
 """
 import faulthandler
 import time
 
-from small_shm import run_in_small_shm
+from _small_shm import run_in_small_shm
 
 SHM_MB = 16
 run_in_small_shm(SHM_MB)  # the script starts over in its namespace: do it before torch loads
@@ -20,7 +23,7 @@ run_in_small_shm(SHM_MB)  # the script starts over in its namespace: do it befor
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from scenarios.instruments import ShmUsageWatch
+from scenarios.instruments import MIB, ShmUsageWatch
 
 IMAGES, BATCH = 640, 32
 STALL_S = 10  # no batch for this long means the loader has stopped (see broken_send_hang.py)
@@ -37,8 +40,7 @@ class CropDataset(Dataset):
 
 def main(batch_size=BATCH, collate_fn=None):
     dataset = CropDataset()
-    # BUG: 2 workers x prefetch_factor 4 = 8 batches waiting in /dev/shm, plus the
-    # one in use: 30 MiB of shared memory, in a 16 MiB /dev/shm.
+    # BUG: 2 workers x prefetch_factor 4 + 2 = 10 batches in flight: 34 MiB for a 16 MiB /dev/shm.
     loader = DataLoader(dataset, batch_size=batch_size, num_workers=2, prefetch_factor=4,
                         collate_fn=collate_fn, multiprocessing_context="fork")
     shm, seen = ShmUsageWatch(), 0
@@ -51,7 +53,7 @@ def main(batch_size=BATCH, collate_fn=None):
     finally:
         faulthandler.cancel_dump_traceback_later()
         print(f"metric samples={seen}")
-        print(f"metric shm_peak_mb={shm.stop() / 2**20:.1f}")
+        print(f"metric shm_peak_mb={shm.stop() / MIB:.1f}")
     print(f"read {seen} of {IMAGES} samples through a {SHM_MB} MiB /dev/shm")
 
 

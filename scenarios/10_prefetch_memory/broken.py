@@ -1,11 +1,15 @@
-"""Scenario 10, broken: the batches a loader keeps in flight blow the job's memory budget.
+"""Scenario 10, broken: 2 workers x prefetch_factor 16 hold more batches than the budget allows.
 
-    python scenarios/10_prefetch_memory/broken.py
+    python scenarios/10_prefetch_memory/broken.py     # fixed.py: the same loop, sized to fit
 
-Expect every sample read, no error from PyTorch, and then the budget check
-failing: data loading peaked at about 230 MiB (main + workers + /dev/shm),
-against a budget of 128 MiB.  Under a container's memory limit this is the
-job that the OOM killer ends ("DataLoader worker ... is killed by signal: Killed").
+A loop reads 6 MiB batches through 2 forked workers, against 128 MiB for data loading (what
+a job's memory limit leaves once the model has its share, scaled down with the batches).
+broken.py asks for prefetch_factor 16: expect every sample read, no word from PyTorch, and
+then its own budget check failing, "data loading peaked at ... MiB (main + workers +
+/dev/shm), over the budget of 128 MiB".  Under a container's memory limit this is the job
+the OOM killer ends ("DataLoader worker ... is killed by signal: Killed").
+fixed.py first plans its settings from one measured batch (fixes/memory_in_flight.py):
+expect its plan line, every sample read in the same order, and a peak within the budget.
 """
 import sys
 import time
@@ -16,8 +20,6 @@ from torch.utils.data import DataLoader, Dataset
 from scenarios.instruments import MIB, LoaderMemoryWatch
 
 IMAGES, BATCH = 2400, 32
-# What the job's memory limit leaves for data loading, once the model and the
-# loop have theirs: scaled down with the batches (6 MiB here).
 MEMORY_BUDGET_MB = 128
 
 
@@ -32,8 +34,7 @@ class CropDataset(Dataset):
 
 def main():
     dataset = CropDataset()
-    # BUG: 2 workers x prefetch_factor 16 = 32 batches requested ahead of the loop,
-    # each of them held in memory until the loop takes it.
+    # BUG: 2 workers x prefetch_factor 16 + 2 = 34 batches of 6 MiB in flight, on a 128 MiB budget.
     loader = DataLoader(dataset, batch_size=BATCH, num_workers=2, prefetch_factor=16,
                         multiprocessing_context="fork")
     watch = LoaderMemoryWatch()  # its baseline: the process before the workers exist

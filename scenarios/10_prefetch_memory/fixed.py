@@ -1,10 +1,15 @@
-"""Scenario 10, fixed: the loader's settings are computed to fit the memory budget.
+"""Scenario 10, fixed: the loader's settings are planned to fit the memory budget.
 
-    python scenarios/10_prefetch_memory/fixed.py
+    python scenarios/10_prefetch_memory/broken.py     # fixed.py: the same loop, sized to fit
 
-Expect the plan line (2 workers, prefetch_factor 3 instead of 16, about
-106 MiB predicted), every sample read, in the same order, and a measured peak
-of about 85 MiB, within the budget of 128 MiB.
+A loop reads 6 MiB batches through 2 forked workers, against 128 MiB for data loading (what
+a job's memory limit leaves once the model has its share, scaled down with the batches).
+broken.py asks for prefetch_factor 16: expect every sample read, no word from PyTorch, and
+then its own budget check failing, "data loading peaked at ... MiB (main + workers +
+/dev/shm), over the budget of 128 MiB".  Under a container's memory limit this is the job
+the OOM killer ends ("DataLoader worker ... is killed by signal: Killed").
+fixed.py first plans its settings from one measured batch (fixes/memory_in_flight.py):
+expect its plan line, every sample read in the same order, and a peak within the budget.
 """
 import sys
 import time
@@ -12,12 +17,10 @@ import time
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from fixes.memory_budget import MemoryBudgetError, plan_for_memory
+from fixes.memory_in_flight import plan_in_flight
 from scenarios.instruments import MIB, LoaderMemoryWatch
 
 IMAGES, BATCH = 2400, 32
-# What the job's memory limit leaves for data loading, once the model and the
-# loop have theirs: scaled down with the batches (6 MiB here).
 MEMORY_BUDGET_MB = 128
 
 
@@ -32,12 +35,9 @@ class CropDataset(Dataset):
 
 def main():
     dataset = CropDataset()
-    # FIX: predict the memory in flight from one real batch; lower prefetch_factor,
-    # then num_workers, until it fits the budget, or refuse.
-    try:
-        plan = plan_for_memory(dataset, BATCH, MEMORY_BUDGET_MB, num_workers=2, prefetch_factor=16)
-    except MemoryBudgetError as err:
-        sys.exit(f"error: {err}")
+    # FIX: plan from one measured batch: lower prefetch_factor, then workers, to fit it, or refuse.
+    plan = plan_in_flight(dataset, BATCH, num_workers=2, prefetch_factor=16,
+                          memory_budget_mb=MEMORY_BUDGET_MB)
     print(plan)
     print(f"metric predicted_peak_mb={plan.predicted_bytes / MIB:.1f}")
     loader = DataLoader(dataset, batch_size=BATCH, **plan.loader_kwargs(),
