@@ -145,6 +145,10 @@ class SkippedSamples:
     def __len__(self) -> int:
         return len(self.skipped)
 
+    def __iter__(self) -> Iterator[BadSample]:
+        """The BadSamples skipped so far, in the order they came."""
+        return iter(self.skipped)
+
     def summary(self) -> str:
         lines = [f"skipped {len(self.skipped)} of {self.seen} samples that could not be loaded"]
         lines += [f"  {bad.source}: {bad.reason}" for bad in sorted(self.skipped)]

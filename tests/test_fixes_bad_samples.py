@@ -8,12 +8,12 @@ import pytest
 import torch
 from PIL import Image, UnidentifiedImageError
 
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, load_scenario_module
 from fixes.bad_samples import (BadSample, CollatedBatch, SkipBadSamples, SkippedSamples,
                                TooManyBadSamples, collate_good_samples, load_rgb, scan_images)
 
-sys.path.insert(0, str(REPO_ROOT / "scenarios" / "02_corrupt_files"))
-from image_corpus import UNREADABLE, write_corpus  # noqa: E402
+_corpus = load_scenario_module("02_corrupt_files", "_image_corpus")
+UNREADABLE, write_corpus = _corpus.UNREADABLE, _corpus.write_corpus
 
 
 def _save(path, image, fmt):
@@ -105,6 +105,7 @@ def test_skipped_samples_yields_good_batches_and_reports_with_workers():
     seen = [int(i) for _, indices in skipped.good_batches(loader) for i in indices]
     assert seen == [0, 1, 2, 3, 8, 10, 11]          # batch 4-7 was all bad: skipped, not an error
     assert len(skipped) == 5 and skipped.seen == 12
+    assert [bad.index for bad in skipped] == [4, 5, 6, 7, 9]  # iterating gives the BadSamples, in order
     assert skipped.summary().splitlines()[0] == "skipped 5 of 12 samples that could not be loaded"
     assert "  sample 9: OSError: cannot read 9" in skipped.summary()
 

@@ -8,7 +8,6 @@ import torch
 from torch.utils.data import DataLoader
 
 from fixes.packed_records import PackedRecords
-from fixes.worker_memory import WorkerMemoryWatch
 from scenarios.synthetic_data import detection_annotations
 
 RECORDS = [{"file": "a.jpg", "boxes": [[1.0, 2.0, 3.0, 4.0]]}, ("tuple", 2), None, "text", 7.5, {"nested": {"deep": [1, 2]}}]
@@ -80,8 +79,3 @@ def test_forked_workers_yield_what_a_single_process_yields():
     forked = torch.cat(list(DataLoader(_Boxes(packed), batch_size=64, num_workers=2,
                                        multiprocessing_context="fork")))
     assert torch.equal(single, forked)
-
-
-def test_worker_memory_watch_needs_workers():
-    with pytest.raises(RuntimeError, match="call sample\\(\\) while the loader's workers run"):
-        WorkerMemoryWatch().growth_mb()

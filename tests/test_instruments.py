@@ -13,7 +13,7 @@ from conftest import REPO_ROOT
 from fixes.memory_in_flight import PAGE, predicted_peak_bytes
 from scenarios import instruments
 from scenarios.host import user_namespaces_work
-from scenarios.instruments import (MIB, LoaderMemoryWatch, loader_memory_bytes, open_fd_count,
+from scenarios.instruments import (MIB, LoaderMemoryWatch, WorkerMemoryWatch, loader_memory_bytes, open_fd_count,
                                    remove_torch_shm_files, torch_shm_files)
 
 
@@ -28,6 +28,11 @@ class Crops(Dataset):
 
 
 BATCH = 8 * MIB + PAGE
+
+
+def test_worker_memory_watch_needs_workers():
+    with pytest.raises(RuntimeError, match=r"call sample\(\) while the loader's workers run"):
+        WorkerMemoryWatch().growth_mb()
 
 
 def test_a_shared_tensor_counts_once_in_shm_and_not_as_private_memory():

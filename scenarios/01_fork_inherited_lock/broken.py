@@ -1,13 +1,13 @@
 """Scenario 01, broken: the training loop never starts.
 
-    python scenarios/01_fork_inherited_lock/broken.py
+    python scenarios/01_fork_inherited_lock/broken.py   # hangs before its first batch
+    python scenarios/01_fork_inherited_lock/fixed.py    # eight batches in a few seconds
 
-Expect: "waiting for the first batch", then nothing: no batch, no error, no
-CPU use.  A background thread of the main process holds the label cache's
-lock while it refreshes; DataLoader forks its workers at that moment, and in
-each worker the lock stays locked forever, because the thread that would
-release it was not copied.  After 30 s worker 0's watchdog prints where it
-waits and exits, and only then does the DataLoader raise an error.
+A thread of the main process holds the label cache's lock while it refreshes,
+and the DataLoader forks its workers at that moment.  broken.py gives the
+dataset that cache: in each worker the lock stays locked (its owner thread was
+not copied) and nothing happens, no batch, no error, no CPU use, until the
+watchdog of worker 0 prints where it waits (30 s).  fixed.py gives it a recipe.
 """
 import faulthandler
 import threading
@@ -18,12 +18,9 @@ from torch.utils.data import DataLoader, Dataset
 
 CLASSES = 10
 FETCH_S = 2.0  # how long the label service takes to answer
-WATCHDOG_S = 30
 
 
-class LabelCache:
-    """Class names from a label service, kept fresh by a background thread."""
-
+class LabelCache:  # class names from a label service, kept fresh by a background thread
     def __init__(self):
         self.lock = threading.Lock()
         self.names = {}
@@ -45,27 +42,26 @@ class LabelCache:
 
 class TaggedImages(Dataset):
     def __init__(self, labels):
-        # BUG: the parent's cache, its locked lock included, is copied into every forked worker.
         self.labels = labels
 
     def __len__(self):
         return 256
 
     def __getitem__(self, index):
-        label = index % CLASSES
-        return torch.full((3, 32, 32), float(index)), self.labels[label]
+        return torch.full((3, 32, 32), float(index)), self.labels[index % CLASSES]
 
 
 def arm_watchdog(worker_id):
-    # Ends a stuck worker, printing where it waits; the demo must not outlive itself.
-    # Staggered by worker: two stacks written into one stderr at once interleave into garbage.
-    faulthandler.dump_traceback_later(WATCHDOG_S + 10 * worker_id, exit=True)
+    # The demo must not outlive itself; staggered, so that two stacks never interleave.
+    faulthandler.dump_traceback_later(30 + 10 * worker_id, exit=True)
 
 
 def main(timeout=0, context="fork"):
     labels = LabelCache()
     labels.refreshing.wait()  # fork during a refresh on every run, not one run in ten
-    loader = DataLoader(TaggedImages(labels), batch_size=32, num_workers=2, timeout=timeout,
+    # BUG: the dataset carries the parent's cache, its lock held mid-refresh, into every forked worker.
+    dataset = TaggedImages(labels)
+    loader = DataLoader(dataset, batch_size=32, num_workers=2, timeout=timeout,
                         worker_init_fn=arm_watchdog, multiprocessing_context=context)
     print("training: waiting for the first batch", flush=True)
     started = time.perf_counter()

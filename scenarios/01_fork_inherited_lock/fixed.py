@@ -1,11 +1,13 @@
 """Scenario 01, fixed: each worker builds its own label cache.
 
-    python scenarios/01_fork_inherited_lock/fixed.py
+    python scenarios/01_fork_inherited_lock/broken.py   # hangs before its first batch
+    python scenarios/01_fork_inherited_lock/fixed.py    # eight batches in a few seconds
 
-Expect: eight batches within a few seconds, then "epoch done".  The main
-process still forks while its refresher holds its cache's lock, but no worker
-touches that copy: each builds a cache of its own, with a lock and a
-refresher thread of its own, the first time it needs a label.
+A thread of the main process holds the label cache's lock while it refreshes,
+and the DataLoader forks its workers at that moment.  broken.py gives the
+dataset that cache: in each worker the lock stays locked (its owner thread was
+not copied) and nothing happens, no batch, no error, no CPU use, until the
+watchdog of worker 0 prints where it waits (30 s).  fixed.py gives it a recipe.
 """
 import faulthandler
 import threading
@@ -18,12 +20,9 @@ from fixes.per_worker import PerWorker
 
 CLASSES = 10
 FETCH_S = 2.0  # how long the label service takes to answer
-WATCHDOG_S = 30
 
 
-class LabelCache:
-    """Class names from a label service, kept fresh by a background thread."""
-
+class LabelCache:  # class names from a label service, kept fresh by a background thread
     def __init__(self):
         self.lock = threading.Lock()
         self.names = {}
@@ -44,28 +43,27 @@ class LabelCache:
 
 
 class TaggedImages(Dataset):
-    def __init__(self):
-        # FIX: hand the workers a recipe, not the object; each process builds its own cache.
-        self.labels = PerWorker(LabelCache)
+    def __init__(self, labels):
+        self.labels = labels
 
     def __len__(self):
         return 256
 
     def __getitem__(self, index):
-        label = index % CLASSES
-        return torch.full((3, 32, 32), float(index)), self.labels.get()[label]
+        return torch.full((3, 32, 32), float(index)), self.labels.get()[index % CLASSES]
 
 
 def arm_watchdog(worker_id):
-    # Ends a stuck worker, printing where it waits; the demo must not outlive itself.
-    # Staggered by worker: two stacks written into one stderr at once interleave into garbage.
-    faulthandler.dump_traceback_later(WATCHDOG_S + 10 * worker_id, exit=True)
+    # The demo must not outlive itself; staggered, so that two stacks never interleave.
+    faulthandler.dump_traceback_later(30 + 10 * worker_id, exit=True)
 
 
 def main(timeout=0, context="fork"):
     labels = LabelCache()
     labels.refreshing.wait()  # fork during a refresh on every run, not one run in ten
-    loader = DataLoader(TaggedImages(), batch_size=32, num_workers=2, timeout=timeout,
+    # FIX: a recipe, not the object: each process builds its own cache, lock and thread, on first use.
+    dataset = TaggedImages(PerWorker(LabelCache))
+    loader = DataLoader(dataset, batch_size=32, num_workers=2, timeout=timeout,
                         worker_init_fn=arm_watchdog, multiprocessing_context=context)
     print("training: waiting for the first batch", flush=True)
     started = time.perf_counter()

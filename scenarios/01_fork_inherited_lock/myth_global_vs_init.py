@@ -3,17 +3,18 @@ change what each forked worker gets?
 
     python scenarios/01_fork_inherited_lock/myth_global_vs_init.py
 
-Seed 000 says its Example 2 (data built in __init__) gives each worker "its
-own dedicated and correctly initialized dataset", unlike Example 1 (a module
-global).  Both datasets below follow the seed's shape; each worker reports
-what it sees.  Under fork, __init__ never runs in a worker: both versions
-hand every worker the parent's very array, at the parent's address, on the
-parent's pages.  What changes the picture is the start method: under spawn,
-the global version breaks and the __init__ version gets a pickled copy.
+"Why does the training loop fail to initiate when using multiple DataLoader
+workers?" says that data built in __init__ (its "Example 2: Correct
+Initialization within the Dataset") gives each worker a dataset of its own,
+unlike a module global (its "Example 1").  Both datasets below follow the
+article's shape, and each worker reports what it sees.  Under fork, __init__
+never runs in a worker: both versions hand every worker the parent's very
+array, at the parent's address, on the parent's pages.  What changes the
+picture is the start method: under spawn, the global version breaks and the
+__init__ version gets a pickled copy.
 """
 import gc
 import os
-import sys
 
 import numpy as np
 import psutil
@@ -29,14 +30,14 @@ class SeenByWorker(Dataset):
         return 4  # two samples per worker
 
     def __getitem__(self, index):
-        row = self.rows()[index]  # what the seed's __getitem__ reads
+        row = self.rows()[index]  # what the article's __getitem__ reads
         rows = self.rows()
         return {"pid": os.getpid(), "address": rows.ctypes.data, "checksum": float(rows.sum()),
                 "init_ran_here": os.getpid() in INIT_PIDS, "first": float(row[0]),
                 "uss_mb": psutil.Process().memory_full_info().uss / 2**20}
 
 
-class GlobalData(SeenByWorker):  # seed 000, Example 1
+class GlobalData(SeenByWorker):  # the article's Example 1
     def __init__(self, length):
         global global_data
         INIT_PIDS.append(os.getpid())
@@ -47,9 +48,10 @@ class GlobalData(SeenByWorker):  # seed 000, Example 1
         return global_data
 
 
-class InitData(SeenByWorker):  # seed 000, Example 2
+class InitData(SeenByWorker):  # the article's Example 2
     def __init__(self, length):
         INIT_PIDS.append(os.getpid())
+        # MYTH: built here, "each child process will create its own instance of the dataset".
         self.data = np.random.rand(length, 10)
 
     def rows(self):

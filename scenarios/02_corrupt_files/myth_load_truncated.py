@@ -13,9 +13,9 @@ import numpy as np
 from PIL import Image, ImageFile
 
 from broken import main
-from image_corpus import write_corpus
+from _image_corpus import write_corpus
 
-ImageFile.LOAD_TRUNCATED_IMAGES = True
+ImageFile.LOAD_TRUNCATED_IMAGES = True  # MYTH: the cure for "image file is truncated".
 
 
 def grey_fill_percent():

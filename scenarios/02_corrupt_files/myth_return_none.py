@@ -2,10 +2,11 @@
 
     python scenarios/02_corrupt_files/myth_return_none.py
 
-Seed 001 catches the error in __getitem__ and returns None "to signal
-failure" (it also prints the error; left out here, see the README).  The
-worker gets past the file, but default_collate cannot stack a None with
-tensors: the epoch dies in the same batch, now in the collate step.
+"Why are DataLoader workers exiting unexpectedly?" catches the error in
+__getitem__ and returns None "to signal failure" (it also prints the error;
+left out here, see the README).  The worker gets past the file, but
+default_collate cannot stack a None with tensors: the epoch dies in the same
+batch, now in the collate step.
 """
 from broken import ImageFolderDataset, main
 
@@ -15,7 +16,7 @@ class ReturnNoneDataset(ImageFolderDataset):
         try:
             return super().__getitem__(index)
         except Exception:
-            return None
+            return None  # MYTH: the DataLoader gets past a sample that returns None.
 
 
 if __name__ == "__main__":

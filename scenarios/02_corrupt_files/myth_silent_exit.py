@@ -2,13 +2,14 @@
 
     python scenarios/02_corrupt_files/myth_silent_exit.py
 
-Seed 001 says an exception makes the worker exit silently and the DataLoader
-only notices the missing process later.  This runs broken.py's dataset, catches
-what comes out of each `next()`, and counts: every worker exception reaches the
-main process with the worker's own traceback, and both workers are still alive
-afterwards.  (A native crash, such as a segfault in a decoder, is different:
-then the worker dies and its traceback is lost.)  Catching there is no fix
-either: each failing batch takes its good images with it.
+"Why are DataLoader workers exiting unexpectedly?" says an exception makes
+the worker exit silently and the DataLoader only notices the missing process
+later.  This runs broken.py's dataset, catches what comes out of each `next()`,
+and counts: every worker exception reaches the main process with the worker's
+own traceback, and both workers are still alive afterwards.  (A native crash,
+such as a segfault in a decoder, is different: then the worker dies and its
+traceback is lost.)  Catching there is no fix either: each failing batch takes
+its good images with it.
 """
 import sys
 import tempfile
@@ -17,7 +18,7 @@ import psutil
 from torch.utils.data import DataLoader
 
 from broken import ImageFolderDataset
-from image_corpus import UNREADABLE, write_corpus
+from _image_corpus import UNREADABLE, write_corpus
 
 
 def main():
@@ -28,9 +29,10 @@ def main():
         batches, consumed, errors, with_traceback = iter(loader), 0, 0, 0
         workers_alive = []
         for step in range(len(loader)):
+            # MYTH: a worker that raises "exits silently", so this except would never run.
             try:
                 consumed += len(next(batches)[2])
-            except Exception as err:  # what the seed says never arrives
+            except Exception as err:
                 errors += 1
                 with_traceback += "Original Traceback" in str(err) and "__getitem__" in str(err)
                 workers_alive.append(sum(p.status() != psutil.STATUS_ZOMBIE

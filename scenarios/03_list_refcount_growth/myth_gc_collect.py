@@ -2,10 +2,11 @@
 
     python scenarios/03_list_refcount_growth/myth_gc_collect.py
 
-Seed 002 advises collecting garbage in __getitem__.  A full collection walks
-every tracked object (here about 1.7 million) and writes to each one's GC
-header, so a worker copies those pages at its first sample instead of
-gradually.  It is also slow: this reads only 20 samples and projects the epoch.
+"A deep dive into PyTorch DataLoader with Multiprocessing" advises collecting
+garbage in __getitem__.  A full collection walks every tracked object (here
+about 1.7 million) and writes to each one's GC header, so a worker copies
+those pages at its first sample instead of gradually.  It is also slow: this
+reads only 20 samples and projects the epoch.
 """
 import gc
 import sys
@@ -22,7 +23,7 @@ SAMPLES = 20
 class CollectingDetectionDataset(DetectionDataset):
     def __getitem__(self, index):
         started = time.perf_counter()
-        gc.collect()
+        gc.collect()  # MYTH: collecting garbage here keeps the worker's memory down.
         # The time the collection took rides along with the sample, to be measured in main.
         return super().__getitem__(index), time.perf_counter() - started
 
@@ -43,8 +44,9 @@ def main():
     per_sample_s = sum(collect_s) / len(collect_s)
     print(f"metric worker_uss_growth_mb={growth:.1f}")
     print(f"metric ms_per_sample={per_sample_s * 1000:.1f}")
+    epoch_hours = per_sample_s * IMAGES / loader.num_workers / 3600
     print(f"gc.collect() took {per_sample_s * 1000:.0f} ms per sample: one epoch of {IMAGES} samples "
-          f"on {loader.num_workers} workers would spend {per_sample_s * IMAGES / loader.num_workers / 3600:.1f} hours in it")
+          f"on {loader.num_workers} workers would spend {epoch_hours:.1f} hours in it")
     if growth > WORKER_GROWTH_BUDGET_MB:
         sys.exit(f"worker memory grew {growth:.0f} MB within {SAMPLES} samples "
                  f"(budget {WORKER_GROWTH_BUDGET_MB} MB): gc.collect() copied the objects' pages")

@@ -2,8 +2,11 @@
 
     python scenarios/03_list_refcount_growth/myth_object_array.py
 
-An object array is a numpy array of pointers to the very same Python dicts:
-reading an element still writes to the dict's reference count.
+"A deep dive into PyTorch DataLoader with Multiprocessing" suggests a numpy
+array (or a pandas frame) instead of a Python list.  Records that are dicts
+can only go into one as dtype=object: an array of pointers to the very same
+Python dicts, so reading an element still writes to the dict's reference
+count.  Expect the same growth, and the same failed budget, as broken.py.
 """
 import numpy as np
 
@@ -13,6 +16,7 @@ from scenarios.synthetic_data import detection_annotations
 
 class ObjectArrayDetectionDataset(DetectionDataset):
     def __init__(self, count):
+        # MYTH: a numpy array instead of a list stops the copying.
         self.records = np.array(detection_annotations(count), dtype=object)
 
 

@@ -1,4 +1,5 @@
-"""The small image corpus scenario 02 trains on, written with Pillow at run time.
+"""The small image corpus scenario 02 trains on, written with Pillow at run time,
+and the check a run makes against it.  Imported by the scenario's scripts.
 
 Two classes in ImageFolder layout (cat/, dog/), JPEG and PNG files of mixed
 sizes, and the defects real corpora collect, planted at fixed places so that
@@ -16,6 +17,7 @@ Batch 9 holds nothing but error pages.
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -82,3 +84,17 @@ def write_corpus(root: str | Path, seed: int = 0) -> dict[str, str]:
             path.write_bytes(APPLEDOUBLE)
             corpus[str(path)] = "appledouble"
     return corpus
+
+
+def check_epoch(corpus: dict[str, str], consumed: list[str], skipped) -> None:
+    """After an epoch: exit with what went wrong unless it read each readable image exactly
+    once and named every unreadable file (`skipped`: the BadSamples it left out)."""
+    good = sorted(path for path, kind in corpus.items() if kind not in UNREADABLE)
+    unreadable = {path for path, kind in corpus.items() if kind in UNREADABLE}
+    named = {bad.source for bad in skipped}
+    print(f"metric bad_files_named={len(named & unreadable)}")
+    if sorted(consumed) != good or named != unreadable:
+        sys.exit(f"consumed {len(consumed)} images ({len(set(consumed))} distinct) of {len(good)} "
+                 f"readable; named {len(named & unreadable)} of {len(unreadable)} unreadable files")
+    print(f"consumed each of the {len(good)} readable images once, "
+          f"named all {len(unreadable)} unreadable files")
