@@ -1,16 +1,22 @@
-"""File descriptors and shared-memory files of DataLoader batches (scenario 08).
+"""Keep what a DataLoader loop collects out of shared memory.
+Fixes scenario 08: "RuntimeError: Too many open files. Communication with the
+workers is no longer possible. Please increase the limit using `ulimit -n`…",
+raised by a loop that keeps the batches (or their labels) it receives.
 
 With the default `file_descriptor` sharing strategy on Linux, every tensor a
 worker sends to the training process arrives as a block of shared memory held
 open by one file descriptor; the descriptor is closed only when the tensor is
 freed.  A loop that keeps the batches it receives (collecting labels or
 outputs for a metric at the end of an epoch) therefore holds one descriptor per
-kept tensor, until `ulimit -n` is reached and PyTorch gives up with
-"Too many open files. Communication with the workers is no longer possible".
+kept tensor, until `ulimit -n` is reached and the DataLoader gives up.
+
+    for features, labels in loader:
+        targets.append(copy_out_of_shared_memory(labels))   # not targets.append(labels)
 
 * `copy_out_of_shared_memory(batch)` is the fix: keep copies, and the shared
   blocks (and their descriptors) are freed as soon as the loop moves on.
-* `fd_soft_limit()` is the limit the loop runs into (`ulimit -n`).
+* `fd_soft_limit()` is the limit such a loop runs into (`ulimit -n`), to check
+  against `len(os.listdir("/proc/self/fd"))` while it runs.
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ import collections.abc
 import resource
 
 import torch
+
 
 def copy_out_of_shared_memory(batch):
     """The same batch, with every tensor that lives in shared memory replaced by a
@@ -40,4 +47,3 @@ def copy_out_of_shared_memory(batch):
 def fd_soft_limit() -> int:
     """The limit `ulimit -n` shows: the most descriptors this process may hold."""
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-

@@ -1,13 +1,20 @@
 """check_spawn_safe: find, in the main process, what spawned DataLoader workers
-could not receive.  Fixes scenario 09 (fork vs spawn: the pitfalls of the fix).
+could not receive.  Fixes scenario 09 (fork vs spawn: the pitfalls of the fix):
+"Can't pickle local object …", "Can't get attribute … on <module '__main__'>"
+and the "DataLoader worker (pid(s) …) exited unexpectedly" that follows them.
 
-With `multiprocessing_context="spawn"` or `"forkserver"` (the default on macOS
-and Windows, and on Linux from Python 3.14) each worker is a fresh interpreter
-that gets the dataset, `collate_fn` and `worker_init_fn` by pickle.  Pickle
-sends functions and classes by name: the worker imports their module and
-looks the name up.  So three things that fork tolerated now fail, and two of
-them fail inside the worker, where the traceback is easy to miss (a notebook
-shows only "DataLoader worker (pid(s) …) exited unexpectedly"):
+With `multiprocessing_context="spawn"` (the default on macOS and Windows) each
+worker is a fresh interpreter.  With `"forkserver"` (Linux's default from
+Python 3.14) it is forked from a server process that was started clean, not
+from the training process.  Either way nothing of the parent's memory comes
+along: the worker gets the dataset, `collate_fn` and `worker_init_fn` by
+pickle, and before unpickling them it runs the main script again under the
+name `__mp_main__` (under forkserver too: checked on Python 3.11 and 3.13), so
+that names defined there can be found.  Pickle sends functions and classes by
+name: the worker imports their module and looks the name up.  So three things
+that fork tolerated now fail, and two of them fail inside the worker, where the
+traceback is easy to miss (a notebook shows only "DataLoader worker (pid(s) …)
+exited unexpectedly"):
 
 - a lambda, or a function or class defined inside another function: it has
   no importable name, pickling fails in the main process
@@ -26,8 +33,8 @@ attribute at fault and what to do:
     loader = DataLoader(dataset, num_workers=4, multiprocessing_context="spawn")
     check_spawn_safe(loader)   # before the first epoch; cheap, no worker started
 
-It does not catch the third classic, a script without the main guard: that
-one fails while the worker imports the script, and Python's own message
+It does not catch the other classic, a script without the main guard: that
+one fails while the worker runs the script again, and Python's own message
 ("…before the current process has finished its bootstrapping phase…") says
 what to do.
 """

@@ -1,15 +1,10 @@
-"""fixes.open_files: copies out of shared memory, descriptor counts, /dev/shm files (scenario 08)."""
+"""fixes.open_files: copies out of shared memory, and the descriptor limit (scenario 08)."""
 import collections
-import os
 import resource
-import subprocess
-import sys
 
-import pytest
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
-from fixes import open_files
 from fixes.open_files import copy_out_of_shared_memory, fd_soft_limit
 from scenarios.instruments import open_fd_count
 
@@ -34,8 +29,14 @@ def test_shared_tensors_are_copied_everywhere_in_a_nested_batch():
     assert batch["x"][0][0] == 1.0
 
 
-def test_fd_soft_limit_is_ulimit_n():
-    assert fd_soft_limit() == resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+def test_fd_soft_limit_follows_ulimit_n():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lowered = 200 if soft == resource.RLIM_INFINITY else min(soft - 1, 200)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (lowered, hard))
+    try:
+        assert fd_soft_limit() == lowered
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def _loader(num_workers):

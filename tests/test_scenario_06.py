@@ -1,4 +1,8 @@
-"""Scenario 06: a native crash kills a worker; the diagnosis steps and the fix, as measured."""
+"""Scenario 06: a native crash kills a worker; the diagnosis steps and the fix, as measured.
+
+The generic checks (each variant's outcome, evidence and bounds, nothing left running) are
+tests/test_scenarios.py's; here: the words users see, what is lost, and the oracle.
+"""
 import re
 import tempfile
 from pathlib import Path
@@ -7,7 +11,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from conftest import REPO_ROOT, load_scenario_module, run_scenario_json
+from conftest import REPO_ROOT, load_scenario_module, scenario_report
 
 FOLDER = REPO_ROOT / "scenarios" / "06_worker_killed_by_signal"
 DAMAGED_FILE = "img_00137.rec"
@@ -18,18 +22,16 @@ def _record_folders() -> set[str]:
     return {str(p.parent) for p in Path(tempfile.gettempdir()).glob("tmp*/img_*.rec")}
 
 
+RECORD_FOLDERS_BEFORE = _record_folders()  # taken at collection, before any variant runs
+
+
 @pytest.fixture(scope="module")
 def report():
-    before = _record_folders()
-    result = run_scenario_json("06", "all")
-    result["leaked_record_folders"] = sorted(_record_folders() - before)
-    return result
+    return scenario_report("06")
 
 
 def test_broken_reports_the_death_in_pytorchs_own_words(report):
-    broken = report["variants"]["broken"]
-    assert report["reproduced"], broken["breaches"]
-    out = broken["output_tail"]
+    out = report["variants"]["broken"]["output_tail"]
     assert "ERROR: Unexpected segmentation fault encountered in worker." in out
     killed = re.search(r"RuntimeError: DataLoader worker \(pid (\d+)\) is killed by signal: Segmentation fault\.", out)
     assert killed, out
@@ -40,29 +42,29 @@ def test_broken_reports_the_death_in_pytorchs_own_words(report):
         assert killed.group(1) == exited.group(1)  # the same worker, named twice
         chain = "The above exception was the direct cause of the following exception:"
         assert killed.start() < out.index(chain) < exited.start()
+    # The exit-status wording belongs to another kind of death (README, Root cause).
+    assert "Details are lost" not in out
 
 
 def test_broken_loses_the_workers_traceback_and_the_epoch(report):
     broken = report["variants"]["broken"]
     out = broken["output_tail"]
     assert " in decode" not in out and "string_at" not in out and DAMAGED_FILE not in out
-    assert 0 <= broken["metrics"]["samples_read"] < 256
+    # The damaged file sits in the ninth batch of 16: at most the eight before it arrive.
+    assert broken["metrics"]["samples_read"] <= 128
     assert "pixel_sum" not in broken["metrics"]  # the loop never finished
 
 
 def test_fixed_skips_the_damaged_file_and_reads_the_rest(report):
-    fixed = report["variants"]["fixed"]
-    assert report["fixed"], fixed["breaches"]
-    assert fixed["outcome"] == "completed" and fixed["exit_code"] == 0
-    assert fixed["metrics"]["samples_read"] == 255
-    out = fixed["output_tail"]
+    out = report["variants"]["fixed"]["output_tail"]
     assert re.search(rf"skipped {DAMAGED_FILE}: header puts 1024 bytes at offset 4503599627370512", out)
     assert out.count("skipped ") == 1
     assert "exited unexpectedly" not in out and "segmentation fault" not in out.lower()
 
 
 def test_fixed_pixel_sum_matches_a_single_process_oracle(report):
-    fixed, records = load_scenario_module(FOLDER.name, "fixed"), load_scenario_module(FOLDER.name, "record_files")
+    fixed = load_scenario_module(FOLDER.name, "fixed")
+    records = load_scenario_module(FOLDER.name, "_record_files")
     with tempfile.TemporaryDirectory() as folder:
         records.write_record_files(folder, fixed.FILES, damaged=fixed.DAMAGED)
         dataset = fixed.RecordDataset(folder)
@@ -71,7 +73,8 @@ def test_fixed_pixel_sum_matches_a_single_process_oracle(report):
 
 
 def test_oracle_fixed_loader_with_workers_yields_what_num_workers_0_yields(tmp_path):
-    fixed, records = load_scenario_module(FOLDER.name, "fixed"), load_scenario_module(FOLDER.name, "record_files")
+    fixed = load_scenario_module(FOLDER.name, "fixed")
+    records = load_scenario_module(FOLDER.name, "_record_files")
     records.write_record_files(tmp_path, 64, damaged={5, 40})
     dataset = fixed.RecordDataset(tmp_path)
     assert len(dataset) == 62
@@ -83,9 +86,7 @@ def test_oracle_fixed_loader_with_workers_yields_what_num_workers_0_yields(tmp_p
 
 
 def test_faulthandler_in_workers_shows_the_stack_and_the_sample(report):
-    run = report["variants"]["diagnose_faulthandler"]
-    assert run["as_expected"], run["breaches"]
-    out = run["output_tail"]
+    out = report["variants"]["measure_faulthandler"]["output_tail"]
     fatal = out.index("Fatal Python error: Segmentation fault")
     string_at = out.index("in string_at", fatal)
     decode = re.search(r'06_worker_killed_by_signal/broken\.py", line \d+ in decode', out)
@@ -95,20 +96,15 @@ def test_faulthandler_in_workers_shows_the_stack_and_the_sample(report):
 
 
 def test_num_workers_0_moves_the_crash_into_the_training_process(report):
-    run = report["variants"]["diagnose_num_workers_0"]
-    assert run["as_expected"], run["breaches"]
-    assert run["metrics"]["exit_signal"] == 11  # SIGSEGV, not SIGKILL as an OOM kill would be
-    out = run["output_tail"]
+    out = report["variants"]["measure_num_workers_0"]["output_tail"]
     assert "Fatal Python error: Segmentation fault" in out
     assert re.search(r'broken\.py", line \d+ in decode', out)
     assert "DataLoader worker" not in out  # no worker, so PyTorch says nothing at all
-    assert "read 16 batches" not in out and "read " not in out.split("Fatal Python error")[1]
+    assert "read " not in out.split("Fatal Python error")[1]  # the loop never finished
 
 
 def test_worker_exceptions_are_not_silent(report):
-    run = report["variants"]["myth_worker_errors_are_silent"]
-    assert run["as_expected"], run["breaches"]
-    out = run["output_tail"]
+    out = report["variants"]["myth_worker_errors_are_silent"]["output_tail"]
     assert "Caught MalformedSample in DataLoader worker process 0." in out
     assert "Original Traceback (most recent call last):" in out
     assert re.search(rf"MalformedSample: {DAMAGED_FILE}: header puts", out)
@@ -116,4 +112,4 @@ def test_worker_exceptions_are_not_silent(report):
 
 
 def test_every_run_cleaned_up_its_record_files(report):
-    assert report["leaked_record_folders"] == []
+    assert _record_folders() - RECORD_FOLDERS_BEFORE == set()

@@ -1,14 +1,19 @@
-"""Scenario 07: without workers the model mostly waits; with them it runs near the bound."""
+"""Scenario 07: without workers the model mostly waits; with them it runs near the bound.
+
+The generic checks (outcome, evidence, declared bounds such as fixed's ratio to the bound)
+are tests/test_scenarios.py's; here: the per-step evidence, the comparison between the
+variants, and the bound as an upper limit no run can beat.
+"""
 import re
 
 import pytest
 
-from conftest import run_scenario_json
+from conftest import scenario_report
 
 
 @pytest.fixture(scope="module")
 def report():
-    return run_scenario_json("07", "broken", "fixed")
+    return scenario_report("07")
 
 
 def _steps(run):
@@ -17,22 +22,33 @@ def _steps(run):
 
 
 def test_broken_waits_for_every_batch(report):
-    broken = report["variants"]["broken"]
-    assert report["reproduced"], broken["breaches"]
-    assert "data loading is the bottleneck" in broken["evidence"]
-    steps = _steps(broken)[1:]
+    steps = _steps(report["variants"]["broken"])[1:]
     assert len(steps) == 29
     # Four sequential requests of 20 ms each: no step can wait less than 80 ms.
     assert min(waited for waited, _ in steps) >= 80
-    assert broken["metrics"]["utilisation"] < 0.5
 
 
-def test_fixed_reaches_the_bound(report):
+def test_fixed_hardly_waits_and_outruns_broken(report):
     fixed, broken = report["variants"]["fixed"], report["variants"]["broken"]
-    assert report["fixed"], fixed["breaches"]
-    assert fixed["metrics"]["ratio_to_bound"] >= 0.9
-    assert fixed["metrics"]["throughput_per_s"] >= 2 * broken["metrics"]["throughput_per_s"]
-    assert fixed["metrics"]["bound_per_s"] > 0
+    # About 3.5x on a quiet machine; (80 ms + compute) / compute at worst, so 1.5x
+    # leaves room for a loaded CPU and still fails if the workers stop overlapping.
+    assert fixed["metrics"]["throughput_per_s"] >= 1.5 * broken["metrics"]["throughput_per_s"]
     # Steady state: the median step does not wait for data at all (well under one request).
     waits = sorted(waited for waited, _ in _steps(fixed)[1:])
     assert waits[len(waits) // 2] < 5
+
+
+def test_no_worker_count_beats_its_bound(report):
+    """The bound is an upper limit; a run above it means the bound is computed wrongly."""
+    m = report["variants"]["measure_num_workers"]["metrics"]
+    for workers in range(5):
+        assert m[f"throughput_w{workers}"] <= 1.05 * m[f"bound_w{workers}"], workers
+    # One worker cannot deliver more than one batch per four sequential 20 ms requests.
+    assert m["bound_w1"] <= 12.5
+
+
+def test_a_fourth_worker_adds_next_to_nothing(report):
+    m = report["variants"]["measure_num_workers"]["metrics"]
+    # With 3 workers fetching outruns the model (3 / 80 ms > 1 / compute): the model's
+    # compute is the limit, and a fourth worker only costs memory.
+    assert m["throughput_w4"] < 1.25 * m["throughput_w3"]

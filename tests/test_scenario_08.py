@@ -1,9 +1,14 @@
-"""Scenario 08: kept batches exhaust `ulimit -n`; copies do not; file_system trades fds for /dev/shm files."""
+"""Scenario 08: kept batches exhaust `ulimit -n`; copies do not; file_system trades fds for /dev/shm files.
+
+The generic checks (outcome, evidence, declared bounds, nothing left running) are
+tests/test_scenarios.py's; here: PyTorch's words, one descriptor per kept batch, the
+same answer from both remedies, and what a killed job leaves in /dev/shm.
+"""
 import re
 
 import pytest
 
-from conftest import run_scenario_json
+from conftest import scenario_report
 
 PROGRESS = re.compile(r"^batch +(\d+): +(\d+) kept, +(\d+) open fds$", re.M)
 ACCURACY = re.compile(r"^accuracy ([0-9.]+) over (\d+) reviews", re.M)
@@ -12,7 +17,7 @@ BATCHES = 313  # 5000 reviews in batches of 16
 
 @pytest.fixture(scope="module")
 def report():
-    return run_scenario_json("08", "all")
+    return scenario_report("08")
 
 
 def _progress(run):
@@ -21,8 +26,6 @@ def _progress(run):
 
 def test_broken_fails_with_pytorchs_own_message(report):
     broken = report["variants"]["broken"]
-    assert report["reproduced"], broken["breaches"]
-    assert broken["outcome"] == "error" and broken["exit_code"] == 1
     assert broken["evidence"].startswith("RuntimeError: Too many open files. Communication with "
                                          "the workers is no longer possible.")
     assert "`ulimit -n`" in broken["evidence"]
@@ -42,8 +45,6 @@ def test_broken_holds_one_descriptor_per_kept_batch_up_to_the_limit(report):
 
 def test_fixed_keeps_copies_with_a_flat_descriptor_count(report):
     fixed = report["variants"]["fixed"]
-    assert report["fixed"], fixed["breaches"]
-    assert fixed["outcome"] == "completed" and fixed["exit_code"] == 0
     assert fixed["metrics"]["batches_kept"] == BATCHES
     assert fixed["metrics"]["open_fds_peak"] <= 40
     fds = [f for _, _, f in _progress(fixed)]
@@ -54,7 +55,6 @@ def test_fixed_keeps_copies_with_a_flat_descriptor_count(report):
 def test_file_system_strategy_completes_but_names_every_kept_batch_in_dev_shm(report):
     other = report["variants"]["fixed_file_system"]
     fixed = report["variants"]["fixed"]
-    assert other["as_expected"], other["breaches"]
     assert other["metrics"]["batches_kept"] == BATCHES
     assert other["metrics"]["open_fds_peak"] <= 40
     assert other["metrics"]["shm_files_peak"] >= 250  # about one file per kept batch
@@ -65,7 +65,6 @@ def test_file_system_strategy_completes_but_names_every_kept_batch_in_dev_shm(re
 def test_file_system_files_outlive_a_job_killed_with_its_shm_manager(report):
     myth = report["variants"]["myth_file_system_leak"]
     metrics = myth["metrics"]
-    assert myth["as_expected"], myth["breaches"]
     assert metrics["shm_files_held_main_killed"] >= 150
     assert metrics["shm_files_left_main_killed"] == 0  # the managers unlinked them
     assert metrics["shm_files_held_job_killed"] >= 150
@@ -73,4 +72,3 @@ def test_file_system_files_outlive_a_job_killed_with_its_shm_manager(report):
     # a batch or two between the count and the kill, never more.
     assert metrics["shm_files_left_job_killed"] >= metrics["shm_files_held_job_killed"] - 5
     assert metrics["shm_files_removed"] == metrics["shm_files_left_job_killed"]
-    assert "files outlived the killed job" in myth["evidence"]

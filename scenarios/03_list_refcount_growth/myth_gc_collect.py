@@ -6,7 +6,7 @@
 garbage in __getitem__.  A full collection walks every tracked object (here
 about 1.7 million) and writes to each one's GC header, so a worker copies
 those pages at its first sample instead of gradually.  It is also slow: this
-reads only 20 samples and projects the epoch.
+reads only 8 samples and projects the epoch.
 """
 import gc
 import sys
@@ -17,7 +17,7 @@ from torch.utils.data import DataLoader
 from broken import IMAGES, WORKER_GROWTH_BUDGET_MB, DetectionDataset
 from scenarios.instruments import WorkerMemoryWatch
 
-SAMPLES = 20
+SAMPLES = 8
 
 
 class CollectingDetectionDataset(DetectionDataset):

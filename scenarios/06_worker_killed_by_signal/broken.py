@@ -1,13 +1,18 @@
 """Scenario 06, broken: a native crash on one damaged file kills a worker.
 
-    python scenarios/06_worker_killed_by_signal/broken.py
+    python scenarios/06_worker_killed_by_signal/broken.py    # or fixed.py
 
-Expect: "ERROR: Unexpected segmentation fault encountered in worker.", then
+A dataset decodes 256 small files with native code that believes each file's
+header, as C decoders do; one file has a flipped bit in its header.
+
+broken.py: expect "ERROR: Unexpected segmentation fault encountered in worker.", then
     RuntimeError: DataLoader worker (pid …) is killed by signal: Segmentation fault.
     The above exception was the direct cause of the following exception:
     RuntimeError: DataLoader worker (pid(s) …) exited unexpectedly
 (the last two lines missing when the main process was busy at that instant)
 and not one line of the worker's own traceback: which file, which line, is lost.
+fixed.py: expect "skipped img_00137.rec: header puts 1024 bytes at offset …",
+then the whole epoch: 255 of 255 samples read, no worker dies, exit status 0.
 """
 import ctypes
 import tempfile
@@ -16,7 +21,7 @@ from pathlib import Path
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from record_files import SIDE, read_header, write_record_files
+from _record_files import SIDE, read_header, write_record_files
 
 FILES = 256
 DAMAGED = {137}  # one file in the folder has a flipped bit in its header
@@ -24,17 +29,16 @@ DAMAGED = {137}  # one file in the folder has a flipped bit in its header
 
 def decode(blob: bytes) -> torch.Tensor:
     """Stands in for a C extension's image decoder: it believes the header."""
-    length, offset = read_header(blob)
+    offset, length = read_header(blob)
     buffer = ctypes.create_string_buffer(blob, len(blob))
-    # BUG: offset and length come from the file and reach native code unchecked;
-    # a damaged header makes memcpy read an address that does not exist: SIGSEGV.
+    # A bogus offset sends memcpy to an address that does not exist: SIGSEGV, no exception.
     pixels = ctypes.string_at(ctypes.addressof(buffer) + offset, length)
     return torch.frombuffer(bytearray(pixels), dtype=torch.uint8).view(SIDE, SIDE)
 
 
 class RecordDataset(Dataset):
     def __init__(self, folder):
-        self.paths = sorted(Path(folder).glob("*.rec"))
+        self.paths = sorted(Path(folder).glob("*.rec"))  # BUG: no header checked before decode()
 
     def __len__(self):
         return len(self.paths)

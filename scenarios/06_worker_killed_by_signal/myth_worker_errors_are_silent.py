@@ -2,8 +2,9 @@
 
     python scenarios/06_worker_killed_by_signal/myth_worker_errors_are_silent.py
 
-Seed 001 says an exception in a worker makes it "exit silently".  Here the
-header check raises a Python exception inside the worker instead of letting
+"Why are DataLoader workers exiting unexpectedly?" says that an exception in a
+worker makes it exit silently.  Here fixed.py's header check runs inside the
+worker, so the damaged file raises a Python exception there instead of letting
 native code crash: expect "MalformedSample: Caught MalformedSample in DataLoader
 worker process 0." with the worker's original traceback and the file's name.
 Only a death by signal loses the traceback.
@@ -14,6 +15,7 @@ from fixed import check_record
 
 class CheckingRecordDataset(RecordDataset):
     def __getitem__(self, index):
+        # MYTH: "the worker exits silently" when it raises: it raises here, in a worker.
         check_record(self.paths[index])
         return super().__getitem__(index)
 

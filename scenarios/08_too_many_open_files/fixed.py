@@ -1,10 +1,16 @@
 """Scenario 08, fixed: the loop keeps copies of its labels, not the shared blocks.
 
-    python scenarios/08_too_many_open_files/fixed.py
+    python scenarios/08_too_many_open_files/broken.py    # or fixed.py
 
-Expect: all 313 batches under the same `ulimit -n` of 256, the accuracy over
-5000 reviews, and an open-descriptor count that stays flat: each shared block
-is freed, and its descriptor closed, as soon as the loop moves on.
+The loop collects the labels of every batch to compute its accuracy at the end,
+under a `ulimit -n` of 256 that the script sets.  It never opens a file.
+
+broken.py: expect, after some 240 batches, "RuntimeError: Too many open files.
+Communication with the workers is no longer possible. ..."  The open-descriptor
+count printed every 50 batches climbs by one per batch kept.
+fixed.py: expect all 313 batches, the accuracy over 5000 reviews, and an
+open-descriptor count that stays flat: each shared block is freed, and its
+descriptor closed, as soon as the loop moves on.
 """
 import resource
 

@@ -1,13 +1,19 @@
 """Scenario 09, broken: a lambda transform cannot be sent to spawned workers.
 
-    python scenarios/09_spawn_pitfalls/broken.py
+    python scenarios/09_spawn_pitfalls/broken.py    # or fixed.py
 
-Expect, before the first batch:
+The loader starts its two workers with spawn: the default on macOS and Windows,
+and the usual cure for fork's problems (scenarios 01 and 03).  A spawned worker
+receives the dataset, its transform included, by pickle; so does a forkserver
+worker (Linux's default from Python 3.14).  Under fork, Linux's default up to
+Python 3.13, the same script runs.
+
+broken.py: expect, before the first batch, PyTorch's warning "Got pickle error
+when attempting to start a worker Process. …", then
     AttributeError: Can't pickle local object 'main.<locals>.<lambda>'
-With fork (Linux's default start method before Python 3.14) the same script
-runs; with spawn (the default on macOS and Windows, and the usual cure for
-fork's problems) every worker receives the dataset by pickle, and a lambda
-or a function defined inside another function cannot be pickled.
+fixed.py: expect two epochs through two spawned workers, every batch identical
+to what num_workers=0 yields: pickle sends `standardize` by name, and the mean
+and std that functools.partial binds by value.
 """
 import torch
 from torch.utils.data import DataLoader, Dataset
@@ -32,12 +38,15 @@ class SensorReadings(Dataset):
         return self.transform(row) if self.transform else row
 
 
+def standardize(row, mean, std):
+    return (row - mean) / std
+
+
 def main():
     raw = SensorReadings(SAMPLES)
     mean, std = raw.readings.mean(dim=0), raw.readings.std(dim=0)
-    # BUG: a lambda made inside main() has no importable name, so spawn cannot
-    # pickle it into the workers; fork never needed to.
-    dataset = SensorReadings(SAMPLES, transform=lambda row: (row - mean) / std)
+    # BUG: a lambda made inside main() has no importable name: pickle cannot send it.
+    dataset = SensorReadings(SAMPLES, transform=lambda row: standardize(row, mean, std))
     loader = DataLoader(dataset, batch_size=64, num_workers=2, persistent_workers=True,
                         multiprocessing_context="spawn")
     in_process = list(DataLoader(dataset, batch_size=64))  # num_workers=0: the oracle

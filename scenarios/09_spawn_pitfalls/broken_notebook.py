@@ -17,6 +17,8 @@ import nbformat
 from jupyter_client.kernelspec import NoSuchKernel
 from nbclient import NotebookClient
 
+from scenarios.host import cannot_run
+
 SETUP_CELL = "import torch\nfrom torch.utils.data import DataLoader, Dataset\n"
 DATASET_CELL = '''
 class SquaresDataset(Dataset):
@@ -37,13 +39,12 @@ print(f"sum of squares: {total:.0f}")
 def run_cells(cells, folder):
     """Execute `cells` in a fresh kernel started in `folder`; print the outputs, return the errors."""
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    client = NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True,
+    client = NotebookClient(notebook, timeout=60, kernel_name="python3", allow_errors=True,
                             resources={"metadata": {"path": folder}})
     try:  # the kernel's own stderr stays ours: it is the terminal behind the notebook
         client.execute()
     except NoSuchKernel:
-        print("no 'python3' Jupyter kernel here: pip install ipykernel", file=sys.stderr)
-        sys.exit(77)
+        cannot_run("no 'python3' Jupyter kernel here: `pip install ipykernel` (or `make setup`)")
     errors = []
     print("--- what the notebook shows ---")
     for cell in notebook.cells:

@@ -1,10 +1,19 @@
-"""Scenario 09, fixed: the transform is a module-level function, bound with partial.
+"""Scenario 09, fixed: functools.partial, not a lambda, binds the transform's parameters.
 
-    python scenarios/09_spawn_pitfalls/fixed.py
+    python scenarios/09_spawn_pitfalls/broken.py    # or fixed.py
 
-Expect: two epochs through two spawned workers, every batch identical to what
-num_workers=0 yields.  Pickle sends `standardize` by name and the bound mean
-and std by value; check_spawn_safe() would name any lambda that came back.
+The loader starts its two workers with spawn: the default on macOS and Windows,
+and the usual cure for fork's problems (scenarios 01 and 03).  A spawned worker
+receives the dataset, its transform included, by pickle; so does a forkserver
+worker (Linux's default from Python 3.14).  Under fork, Linux's default up to
+Python 3.13, the same script runs.
+
+broken.py: expect, before the first batch, PyTorch's warning "Got pickle error
+when attempting to start a worker Process. …", then
+    AttributeError: Can't pickle local object 'main.<locals>.<lambda>'
+fixed.py: expect two epochs through two spawned workers, every batch identical
+to what num_workers=0 yields: pickle sends `standardize` by name, and the mean
+and std that functools.partial binds by value.
 """
 import functools
 

@@ -1,13 +1,15 @@
-"""Scenario 06, diagnosis step 2 (and a myth check): rerun with num_workers=0.
+"""Scenario 06, diagnosis step 2 (and a measured piece of advice): rerun with num_workers=0.
 
-    python scenarios/06_worker_killed_by_signal/diagnose_num_workers_0.py
+    python scenarios/06_worker_killed_by_signal/measure_num_workers_0.py
 
-Seed 002 says num_workers=0 makes the error go away.  A native crash does not
-go away: it now kills the training process itself, and PyTorch has no chance to
-say anything.  With faulthandler on (here in code; `python -X faulthandler` does
-the same) the dying process prints its stack, decode() and its line included;
-in-process, gdb can show the C frames too (README).  The training loop runs in a
-child process only so that this script survives to remove its temporary files.
+The common answer, which "A deep dive into PyTorch DataLoader with
+Multiprocessing" quotes: set num_workers=0 and the issue will be gone.  A native
+crash does not go away: it now kills the training process itself, and PyTorch
+has no chance to say anything.  With faulthandler on (here in code; `python -X
+faulthandler` does the same) the dying process prints its stack, decode() and
+its line included; in-process, gdb can show the C frames too (README).  The
+training loop runs in a child process only so that this script survives to
+remove its temporary files.
 Expect "Fatal Python error: Segmentation fault", then the exit with SIGSEGV.
 """
 import faulthandler
@@ -18,8 +20,8 @@ import tempfile
 
 from torch.utils.data import DataLoader
 
+from _record_files import write_record_files
 from broken import DAMAGED, FILES, RecordDataset
-from record_files import write_record_files
 
 
 def train_without_workers(folder):

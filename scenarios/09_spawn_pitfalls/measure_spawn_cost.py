@@ -1,6 +1,6 @@
-"""Scenario 09, spawn_cost: what spawn costs per epoch, with and without persistent_workers.
+"""Scenario 09, measurement: what spawn costs per epoch, with and without persistent_workers.
 
-    python scenarios/09_spawn_pitfalls/spawn_cost.py
+    python scenarios/09_spawn_pitfalls/measure_spawn_cost.py
 
 Runs the fixed loader for a few epochs three ways and reports, per way, the
 seconds per epoch and how many worker processes were started (each batch

@@ -1,11 +1,11 @@
 """Scenario 06, diagnosis step 1: faulthandler in the workers, and a trail of samples.
 
-    python scenarios/06_worker_killed_by_signal/diagnose_faulthandler.py
+    python scenarios/06_worker_killed_by_signal/measure_faulthandler.py
 
 The same crash as broken.py, but each worker turns faulthandler on and notes the
 file it is about to decode.  Expect "Fatal Python error: Segmentation fault" with
 the worker's stack down to ctypes' string_at() called from decode(), then
-PyTorch's "exited unexpectedly", then the line naming the file that did it:
+PyTorch's "is killed by signal", then the line naming the file that did it:
 "worker 0 was inside img_00137.rec when the loader failed".
 """
 import sys

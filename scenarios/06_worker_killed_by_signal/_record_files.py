@@ -1,4 +1,5 @@
 """The little binary format scenario 06 decodes: one 32x32 grey image per file.
+Imported by its scripts and tests; not run on its own.
 
     header (16 bytes): magic b"REC1" · payload length (uint32) · payload offset (uint64)
     payload:           SIDE * SIDE bytes of pixels, at that offset
@@ -18,9 +19,9 @@ SIDE = 32
 
 
 def read_header(blob: bytes) -> tuple[int, int]:
-    """(payload length, payload offset), exactly as the file states them."""
+    """(payload offset, payload length), exactly as the file states them."""
     _magic, length, offset = HEADER.unpack_from(blob)
-    return length, offset
+    return offset, length
 
 
 def write_record_files(folder, count: int, damaged=(), seed: int = 0) -> list[Path]:
