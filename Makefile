@@ -31,6 +31,7 @@ help:
 	@echo "  make figures       run every variant once; rewrite each README's Measured block and the notebooks from it"
 	@echo "  make workshop      every scenario in order, then a summary table"
 	@echo "  make doctor        what this machine can and cannot reproduce"
+	@echo "  make doctor LOADER=train.py:make_loader   examine your own DataLoader (the function returns it)"
 	@echo "  make setup         create $(VENV) with the pinned requirements (automatic; CPU torch from TORCH_INDEX)"
 	@echo "  make clean         remove caches; 'make clean-all' also removes $(VENV)"
 	@echo ""
@@ -71,8 +72,12 @@ diff-%:
 list: $(SETUP)
 	@$(PYTHON) -m scenarios list
 
+# Two pytest workers: while one scenario's script waits (a hang, a worker importing torch),
+# the other core runs another scenario.  All tests of one scenario share a worker (conftest.py).
+TEST_WORKERS ?= 2
+
 test: $(SETUP)
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 notebooks: $(SETUP)
 	$(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb
@@ -87,7 +92,7 @@ workshop: $(SETUP)
 	@$(PYTHON) -m scenarios run all
 
 doctor: $(SETUP)
-	@$(PYTHON) -m scenarios doctor
+	@$(PYTHON) -m scenarios doctor $(LOADER)
 
 clean:
 	rm -rf .pytest_cache $$(find . -name __pycache__ -not -path './$(VENV)/*')

@@ -5,9 +5,11 @@
     python -m scenarios run all          # every scenario, then a summary table
     python -m scenarios figures [03 … | all]   # rewrite each README's Measured block from a run
     python -m scenarios doctor           # what this machine can reproduce
+    python -m scenarios doctor train.py:make_loader [--json] [--no-probe]   # examine your DataLoader
 
 Exit status, the same for every command: 0 as it should be, 1 not as it should be
-(a variant did not show what its declaration says), 2 bad input, 3 cannot run here.
+(a variant did not show what its declaration says; for the doctor on a loader: risks found),
+2 bad input, 3 cannot run here.
 """
 import argparse
 import importlib.util
@@ -21,7 +23,13 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m scenarios", description="DataLoader Clinic")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="list the scenarios")
-    commands.add_parser("doctor", help="what this machine can reproduce")
+    doctor = commands.add_parser("doctor", help="what this machine can reproduce; with FILE.py:FUNCTION, "
+                                 "examine the DataLoader that function returns")
+    doctor.add_argument("loader", nargs="?", metavar="FILE.py:FUNCTION",
+                        help="a function that takes no arguments and returns your DataLoader")
+    doctor.add_argument("--json", action="store_true", help="print the findings as JSON on stdout")
+    doctor.add_argument("--no-probe", action="store_true",
+                        help="static checks only: do not iterate the loader in a child process")
     run = commands.add_parser("run", help="run a scenario's variants and judge them")
     run.add_argument("number", help="scenario number, e.g. 03, or 'all'")
     run.add_argument("--variant", nargs="+", default=["broken", "fixed"],
@@ -61,7 +69,13 @@ def main(argv=None) -> int:
             for number, scenario in discover().items():
                 print(f"  {number}  {scenario.title}")
             return EXIT_OK
+        if args.command == "doctor" and args.loader:
+            from scenarios.checkup import main as checkup
+            return checkup(args.loader, as_json=args.json, probe=not args.no_probe)
         if args.command == "doctor":
+            if args.json or args.no_probe:
+                print("error: --json and --no-probe apply to a loader: doctor FILE.py:FUNCTION", file=sys.stderr)
+                return EXIT_BAD_INPUT
             from scenarios.doctor import main as doctor
             return doctor()
         if args.command == "figures":

@@ -9,6 +9,7 @@ exit status; on a hang `where_stuck()` shows each process's stack.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -33,10 +34,14 @@ _PATH_PREFIXES = sorted({
 }, key=lambda pair: -len(pair[0]))
 
 
+# A script's temporary folder (tempfile.mkdtemp/TemporaryDirectory) differs on every run.
+_TEMP_FOLDER = re.compile(re.escape(tempfile.gettempdir()) + r"/tmp\w+")
+
+
 def readable_paths(text: str) -> str:
     for prefix, shown in _PATH_PREFIXES:
         text = text.replace(prefix, shown)
-    return text
+    return _TEMP_FOLDER.sub("<tmp>", text)
 
 
 # Jupyter kernels force colour on; a stack stored in a result should be plain text.

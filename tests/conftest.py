@@ -8,6 +8,7 @@ import functools
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,15 @@ def pytest_configure(config):
     if not os.environ.get(RESULTS_ENV):
         os.environ[RESULTS_ENV] = tempfile.mkdtemp(prefix="clinic-results-")
         config._clinic_results_dir = os.environ[RESULTS_ENV]
+
+
+def pytest_collection_modifyitems(config, items):
+    # `make test` runs two pytest workers (pytest-xdist, --dist loadgroup): every test of one
+    # scenario goes to the same worker, which runs its variants once; other tests by file.
+    for item in items:
+        number = re.search(r"test_scenario_(\d\d)|\[(\d\d)", item.nodeid)
+        group = next(g for g in number.groups() if g) if number else item.path.name
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def pytest_unconfigure(config):

@@ -120,9 +120,16 @@ def test_memory_of_workers_is_sampled(tmp_path):
 
 
 def test_leftover_torch_shm_files_are_removed_and_reported(tmp_path):
-    name = f"torch_clinic_test_{tmp_path.name}"
-    result = run(tmp_path, f"open('/dev/shm/{name}', 'wb').write(b'x')")
-    assert result["leaked_shm_files"] == [name]
+    # Named as torch names them, after the creating process: a run started at the same time
+    # (`make test` runs two) counts only the files its own processes made.
+    result = run(tmp_path, """
+        import os, time
+        open(f"/dev/shm/torch_{os.getpid()}_clinic_test_0", "wb").write(b"x")
+        time.sleep(1)   # long enough to be sampled as one of the run's processes
+    """)
+    assert len(result["leaked_shm_files"]) == 1
+    name = result["leaked_shm_files"][0]
+    assert name.startswith("torch_") and name.endswith("_clinic_test_0")
     assert not (Path("/dev/shm") / name).exists()
 
 

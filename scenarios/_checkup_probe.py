@@ -1,0 +1,361 @@
+"""Not for people to run: the doctor's bounded probe (scenarios/checkup.py starts it).
+
+It builds the user's loader again (their function called once more, or the loader
+unpickled), iterates a few batches with their own configuration, and reports what
+it measured as one line per event, `checkup-probe {json}`, so that whatever it
+measured before a hang, a crash or the doctor's time limit survives.  The doctor
+runs it through supervise.py, which kills and reaps the whole tree afterwards.
+
+Stages, each bounded in time (the doctor also watches the clock from outside):
+  iterate    the loader as configured: time to the first batch, its bytes and
+             tensors, each worker's private memory (USS), open descriptors and
+             /dev/shm bytes after every batch, and batch fingerprints for an
+             IterableDataset (duplicates across workers)
+  compare    the same batches the other way round (num_workers=0, or 2 workers
+             for a loader that has none): wall and CPU time per batch, and
+             whether reading samples changed the dataset's own attributes
+  draws      one index fetched by two workers over two epochs and twice in one
+             process: do random draws repeat across workers or epochs?
+"""
+from __future__ import annotations
+
+import faulthandler
+import hashlib
+import json
+import os
+import pickle
+import sys
+import time
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import psutil
+import torch
+from torch.utils.data import DataLoader, IterableDataset
+
+from fixes.memory_in_flight import batch_nbytes
+from scenarios.checkup import _kind
+from scenarios.instruments import loader_memory_bytes, open_fd_count, process_memory_mb
+
+PREFIX = "checkup-probe "
+MAX_BATCHES = 24
+HASH_LIMIT_BYTES = 64 * 2**20  # fingerprints skip bigger arrays (and say so)
+
+
+def emit(event: str, **fields) -> None:
+    print(PREFIX + json.dumps({"event": event, **fields}, default=str), flush=True)
+
+
+# ---------------------------------------------------------------- what a batch is made of
+
+
+def _tensors(batch):
+    """Every tensor and numpy array in a collated batch (tuples, lists, dicts, nested)."""
+    if isinstance(batch, (torch.Tensor, np.ndarray)):
+        yield batch
+    elif isinstance(batch, Mapping):
+        for value in batch.values():
+            yield from _tensors(value)
+    elif isinstance(batch, (list, tuple)):
+        for item in batch:
+            yield from _tensors(item)
+
+
+def batch_shape(batch) -> dict:
+    """Bytes as /dev/shm holds them (fixes/memory_in_flight.py's count) and descriptors: one
+    per tensor storage under the file_descriptor strategy."""
+    storages = {part.untyped_storage().data_ptr() or id(part) for part in _tensors(batch)
+                if isinstance(part, torch.Tensor)}
+    return {"bytes": batch_nbytes(batch), "storages": len(storages)}
+
+
+def fingerprint(value, depth: int = 0) -> str:
+    """A digest of a batch or an attribute's content (not its identity)."""
+    digest = hashlib.sha1()
+
+    def feed(item, level):
+        if isinstance(item, torch.Tensor):
+            item = item.detach().cpu()
+            digest.update(f"T{tuple(item.shape)}{item.dtype}".encode())
+            if item.numel() * item.element_size() <= HASH_LIMIT_BYTES:
+                digest.update(item.contiguous().numpy().tobytes() if item.dtype != torch.bfloat16
+                              else item.float().contiguous().numpy().tobytes())
+        elif isinstance(item, np.ndarray):
+            digest.update(f"A{item.shape}{item.dtype}".encode())
+            if item.dtype != object and item.nbytes <= HASH_LIMIT_BYTES:
+                digest.update(np.ascontiguousarray(item).tobytes())
+            elif item.dtype == object and level < 4:
+                for element in item.flat[:10_000]:
+                    feed(element, level + 1)
+        elif isinstance(item, Mapping) and level < 6:
+            keys = list(item)
+            digest.update(f"M{len(keys)}".encode())
+            for key in keys[::max(1, len(keys) // 256)]:
+                digest.update(repr(key).encode())
+                feed(item[key], level + 1)
+        elif isinstance(item, (list, tuple)) and level < 6:
+            digest.update(f"L{len(item)}".encode())
+            # A long index is judged by an even sample: hashing 10 million records would
+            # take longer than the probe may.
+            step = max(1, len(item) // 256)
+            for element in item[::step]:
+                feed(element, level + 1)
+        else:
+            try:
+                digest.update(pickle.dumps(item, protocol=4))
+            except Exception:
+                digest.update(repr(type(item)).encode())
+    feed(value, depth)
+    return digest.hexdigest()[:16]
+
+
+def _attribute_fingerprints(dataset) -> dict[str, str]:
+    """Content digest of each attribute of the dataset (and of a dataset it wraps)."""
+    found = {}
+
+    def visit(obj, path, level):
+        for name, value in list(getattr(obj, "__dict__", {}).items()):
+            where = f"{path}.{name}"
+            if value is None or callable(value) and not hasattr(value, "__dict__"):
+                continue
+            if isinstance(value, torch.Tensor) and value.is_shared():
+                continue  # shared on purpose (torch.Tensor.share_memory_): every worker sees it
+            if _kind(value) == "rng":
+                continue  # a generator advances as it draws: the draws check is about it
+            if level < 1 and hasattr(value, "__getitem__") and hasattr(value, "__dict__") \
+                    and not isinstance(value, (torch.Tensor, np.ndarray)):
+                visit(value, where, level + 1)
+            found[where] = fingerprint(value)
+    visit(dataset, "dataset", 0)
+    return found
+
+
+# ---------------------------------------------------------------- building loaders
+
+
+def build(job: dict) -> DataLoader:
+    if job.get("target"):
+        from scenarios.checkup import BadInput, load_loader
+        try:
+            return load_loader(job["target"])[0]
+        except BadInput as err:
+            emit("bad-input", message=str(err))
+            sys.exit(2)
+    with open(job["pickled"], "rb") as stored:
+        return pickle.load(stored)
+
+
+def copy_of(loader: DataLoader, num_workers: int, **changes) -> DataLoader:
+    """The same dataset, sampling and collation, with another number of workers."""
+    options = dict(num_workers=num_workers, collate_fn=loader.collate_fn, timeout=loader.timeout,
+                   worker_init_fn=loader.worker_init_fn, generator=loader.generator)
+    if num_workers:
+        options.update(multiprocessing_context=loader.multiprocessing_context,
+                       prefetch_factor=loader.prefetch_factor or 2,
+                       persistent_workers=loader.persistent_workers)
+    if isinstance(loader.dataset, IterableDataset):
+        options.update(batch_size=loader.batch_size, drop_last=loader.drop_last)
+    elif loader.batch_sampler is not None:
+        options.update(batch_sampler=loader.batch_sampler)
+    else:
+        options.update(batch_size=None, sampler=loader.sampler)
+    options.update(changes)
+    return DataLoader(loader.dataset, **options)
+
+
+def _shut_down(iterator) -> None:
+    # Persistent workers outlive the iterator object; the probe does not need them any more.
+    shutdown = getattr(iterator, "_shutdown_workers", None)
+    if shutdown:
+        shutdown()
+
+
+# ---------------------------------------------------------------- the stages
+
+
+def iterate(loader: DataLoader, budget_s: float) -> dict:
+    iterable = isinstance(loader.dataset, IterableDataset)
+    parent = process_memory_mb(psutil.Process())  # what a forked worker could copy at most
+    started = time.perf_counter()
+    cpu_started = time.process_time()
+    iterator = iter(loader)  # starts the workers
+    workers = [psutil.Process(w.pid) for w in getattr(iterator, "_workers", []) if w.pid]
+    emit("workers-started", pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
+         parent_uss=round(parent[0], 1) if parent else None)
+    hashes, count, measuring_s, last_sample = [], 0, 0.0, -1.0
+
+    def sample(n):
+        # Reading /proc costs milliseconds per process: time-based, and its cost is kept
+        # apart so that the batch rate is the loader's, not the probe's.
+        nonlocal measuring_s, last_sample
+        began = time.perf_counter()
+        uss = {}
+        for worker in workers:
+            measured = process_memory_mb(worker)
+            if measured:
+                uss[worker.pid] = round(measured[0], 2)
+        shm = loader_memory_bytes()[1] if os.path.exists("/proc/self/smaps_rollup") else None
+        emit("memory", n=n, uss=uss, fds=open_fd_count(), shm=shm)
+        last_sample = time.perf_counter()
+        measuring_s += last_sample - began
+
+    for count in range(1, MAX_BATCHES + 1):
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            count -= 1
+            break
+        now = time.perf_counter() - started
+        if count == 1:
+            emit("first-batch", seconds=round(now, 3), **batch_shape(batch))
+        if iterable:
+            hashes.append(fingerprint(batch))
+        emit("batch", n=count, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
+        del batch
+        if workers and (count == len(workers) or time.perf_counter() - last_sample > 0.3):
+            sample(count)
+        if now - measuring_s > budget_s and count >= 3:
+            break
+    if count and workers:
+        sample(count)
+    seconds = time.perf_counter() - started
+    result = {"batches": count, "seconds": round(seconds, 3),
+              "measuring_s": round(measuring_s, 3),
+              "cpu_seconds": round(time.process_time() - cpu_started, 3), "hashes": hashes}
+    _shut_down(iterator)
+    del iterator
+    return result
+
+
+def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool = False) -> dict:
+    """The same first batches the other way: in this process, or (for a loader without
+    workers) through 2 workers.  Also: did reading samples write to the dataset?
+    `first_batch`: the workers delivered none, so measure the first batch here."""
+    if loader.num_workers:
+        other, workers = copy_of(loader, 0), 0
+    else:
+        usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        other, workers = copy_of(loader, max(2, min(4, usable or 2))), max(2, min(4, usable or 2))
+    before = _attribute_fingerprints(loader.dataset) if not workers else {}
+    started, cpu_started = time.perf_counter(), time.process_time()
+    iterator, count, hashes = iter(other), 0, []
+    first_at = None
+    for count in range(1, max(batches, 1) + 1):
+        try:
+            batch = next(iterator)
+        except StopIteration:
+            count -= 1
+            break
+        if first_at is None:
+            first_at = time.perf_counter() - started
+            if first_batch:
+                emit("first-batch", seconds=round(first_at, 3), **batch_shape(batch))
+        if isinstance(loader.dataset, IterableDataset):
+            hashes.append(fingerprint(batch))
+        del batch
+        emit("tick", n=count)  # progress: the doctor tells a slow stage from a stuck one
+        if time.perf_counter() - started > budget_s and count >= 2:
+            break
+    seconds = time.perf_counter() - started
+    _shut_down(iterator)
+    del iterator
+    changed = []
+    if not workers:
+        after = _attribute_fingerprints(loader.dataset)
+        changed = sorted(name for name in before if after.get(name) != before[name])
+    return {"workers": workers, "batches": count, "seconds": round(seconds, 3),
+            "first_batch_s": round(first_at or 0.0, 3),
+            "cpu_seconds": round(time.process_time() - cpu_started, 3), "hashes": hashes,
+            "changed_attributes": changed}
+
+
+def draws(loader: DataLoader) -> dict | None:
+    """Fetch one index through two workers, for two epochs, and twice in this process."""
+    if isinstance(loader.dataset, IterableDataset) or not loader.num_workers:
+        return None
+    sampler = loader.batch_sampler if loader.batch_sampler is not None else None
+    first = next(iter(sampler))[0] if sampler is not None else next(iter(loader.sampler))
+    workers = min(2, loader.num_workers)
+    if loader.batch_sampler is not None:
+        two = copy_of(loader, workers, batch_sampler=[[first]] * workers)
+        in_process = [fingerprint(loader.collate_fn([loader.dataset[first]])) for _ in range(2)]
+    else:
+        two = copy_of(loader, workers, sampler=[first] * workers)
+        in_process = [fingerprint(loader.collate_fn(loader.dataset[first])) for _ in range(2)]
+    epochs = []
+    for _ in range(2):
+        epochs.append([fingerprint(batch) for batch in two])
+        emit("tick", epoch=len(epochs))
+    _shut_down(getattr(two, "_iterator", None))
+    return {"index": repr(first)[:60], "workers": workers, "epochs": epochs, "in_process": in_process}
+
+
+def main(launcher: str) -> None:
+    job = json.loads(Path(launcher).with_name("job.json").read_text())
+    # The doctor's current folder and sys.path: relative data paths and the dataset's
+    # modules resolve as they do there (spawned workers inherit both from here).
+    os.chdir(job.get("cwd") or os.getcwd())
+    sys.path[:0] = [entry for entry in job.get("sys_path", []) if entry not in sys.path]
+    started = time.perf_counter()
+    emit("started", pid=os.getpid(), fd_soft_limit=_fd_soft_limit(),
+         sharing_strategy=torch.multiprocessing.get_sharing_strategy())
+    loader = build(job)
+    emit("loaded", seconds=round(time.perf_counter() - started, 3))
+    budget_s = job["budget_s"]
+    # If a sample crashes this process (native code, in the compare stage), Python's own
+    # fault handler prints the line that called into it.
+    faulthandler.enable()
+    measured, failed = {"batches": 0}, False
+    for stage in ("iterate", "compare", "draws"):
+        left = budget_s - (time.perf_counter() - started)
+        if stage != "iterate" and left < 1:
+            emit("skipped", stage=stage, why=f"the probe's time was spent ({budget_s:.0f} s)")
+            continue
+        if failed and stage == "draws":
+            break
+        emit("stage", stage=stage)
+        try:
+            if stage == "iterate":
+                measured = result = iterate(loader, budget_s=min(4.0, left / 3))
+            elif stage == "compare":
+                # After an error in the workers, the same samples read in this process give
+                # the error as num_workers=0 shows it (often plainer), or show it does not happen.
+                result = compare(loader, MAX_BATCHES if failed else measured["batches"],
+                                 budget_s=min(1.5 if failed else 3.0, left / 2),
+                                 first_batch=not measured["batches"])
+            else:
+                result = draws(loader)
+        except Exception as err:  # the user's error, whatever it is: the doctor maps it
+            for _ in range(3):
+                try:
+                    emit("error", stage=stage, type=type(err).__name__, message=str(err),
+                         traceback="".join(traceback.format_exception(err))[-6000:])
+                    break
+                except Exception as raised_meanwhile:
+                    # PyTorch's SIGCHLD handler raises wherever this process is when a worker
+                    # dies, here too (after a ConnectionResetError from the dying worker, say).
+                    err = raised_meanwhile
+            if failed or stage != "iterate":
+                break
+            failed = True
+            continue
+        emit(stage, **(result or {}))
+    emit("done", seconds=round(time.perf_counter() - started, 3))
+    sys.stdout.flush()
+    # Skip the interpreter's teardown: a stuck non-daemon thread of the user's code must not
+    # hold the probe open once everything is measured.
+    os._exit(0)
+
+
+def _fd_soft_limit() -> int | None:
+    try:
+        import resource
+        return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, OSError):
+        return None
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else __file__)

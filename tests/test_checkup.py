@@ -1,0 +1,341 @@
+"""The doctor on users' own loaders (scenarios/checkup.py): each check finds its scenario at
+the right level on a loader written the way users write them (tests/loaders/), a clean
+loader gets no risk, a hanging loader is diagnosed within the probe's limit, bad input
+is one line and exit status 2.
+
+The probes run for real; those that need no particular timing run side by side, a few at
+a time, so that the file stays well under a minute on two cores.
+"""
+import json
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import psutil
+import pytest
+import torch
+from conftest import REPO_ROOT
+
+from scenarios import checkup
+from scenarios.host import (
+    EXIT_BAD_INPUT,
+    EXIT_NOT_AS_EXPECTED,
+    EXIT_OK,
+    USERNS_COMMAND,
+    user_namespaces_problem,
+)
+from scenarios.instruments import torch_shm_files
+
+LOADERS = "tests/loaders"
+PROBE_LIMIT_S = 12.0
+
+
+def target(name: str, function: str = "make_loader") -> str:
+    return f"{LOADERS}/{name}.py:{function}"
+
+
+def found(findings, scenario: str, check: str):
+    """The finding of that scenario and check, whichever way findings are given."""
+    rows = [f.as_dict() if hasattr(f, "as_dict") else f for f in findings]
+    matches = [f for f in rows if f["scenario"] == scenario and f["check"] == check]
+    assert matches, f"no {scenario}/{check} among: " + "; ".join(f"{f['scenario']}/{f['check']}" for f in rows)
+    return matches[0]
+
+
+def doctor_json(name: str, *, probe: bool, prefix=(), limit_s: float = PROBE_LIMIT_S) -> tuple[int, list]:
+    """The doctor in a process of its own (for loaders that start servers or pools, or need
+    a private /dev/shm): exit status and findings."""
+    code = ("import sys; from scenarios.checkup import main; "
+            f"sys.exit(main({target(name)!r}, as_json=True, probe={probe}, limit_s={limit_s}))")
+    done = subprocess.run([*prefix, sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode in (EXIT_OK, EXIT_NOT_AS_EXPECTED), done.stderr
+    return done.returncode, json.loads(done.stdout)["findings"]
+
+
+# ---------------------------------------------------------------- probes, run side by side
+
+SMALL_SHM = ("sh", "-c", 'mount -t tmpfs -o size=16m tmpfs /dev/shm && exec "$@"', "sh")
+HANG_LIMIT_S = 6.0
+
+
+def _examine(name):
+    """Examine one loader the way its test needs; returns Findings, or (exit status, findings)
+    for those examined by the command line in a process of their own."""
+    if name == "remote_images":  # starts a server process: give it a process of its own
+        return doctor_json(name, probe=True)
+    if name == "pool_on_dataset":  # its pool's processes start when the loader is built
+        return doctor_json(name, probe=False)
+    if name == "clean_object":  # a notebook's way: examine(loader), probed on a pickled copy
+        return checkup.examine(checkup.load_loader(target("clean_features"))[0], limit_s=PROBE_LIMIT_S)
+    if name == "augmented_crops":  # a container's small /dev/shm, made for real
+        return None if user_namespaces_problem() else \
+            doctor_json(name, probe=True, prefix=(*USERNS_COMMAND, *SMALL_SHM))
+    if name == "coco_annotations":  # static: no batch needed to count objects
+        return checkup.examine_file(target(name), probe=False)
+    return checkup.examine_file(target(name), limit_s=HANG_LIMIT_S if name == "label_service" else PROBE_LIMIT_S)
+
+
+# The slow ones first, so that the short ones fill the gaps; the hang mostly waits.
+EXAMINED = ["label_service", "remote_images", "pool_decode", "augmented_crops", "coco_annotations",
+            "clean_features", "clean_object", "corrupt_images", "native_decoder", "variable_sizes",
+            "augmenting", "log_stream", "bag_draws", "pool_on_dataset"]
+
+
+@pytest.fixture(scope="module")
+def probed():
+    """Every loader that needs a probe or a process of its own, examined once, side by side:
+    {name: (result, seconds)}.  Nothing may outlive them."""
+    shm_before = {p.name for p in torch_shm_files()}
+    children_before = {p.pid for p in psutil.Process().children(recursive=True)}
+
+    def timed(name):
+        started = time.perf_counter()
+        return name, _examine(name), time.perf_counter() - started
+
+    with ThreadPoolExecutor(max_workers=3, thread_name_prefix="clinic-test") as pool:
+        results = {name: (result, seconds) for name, result, seconds in pool.map(timed, EXAMINED)}
+    leftovers = [p for p in psutil.Process().children(recursive=True) if p.pid not in children_before]
+    assert not leftovers, f"processes left running: {leftovers}"
+    assert {p.name for p in torch_shm_files()} <= shm_before, "a /dev/shm file was left behind"
+    return results
+
+
+def in_process(probed, name) -> checkup.Findings:
+    findings, _ = probed[name]
+    assert findings.probe.survivors == 0
+    return findings
+
+
+def test_clean_loader_has_no_risk_and_its_figures(probed):
+    findings = in_process(probed, "clean_features")
+    assert not findings.risks, [f.as_dict() for f in findings.risks]
+    assert findings.probe.outcome == "completed"
+    # Notes that carry figures: the descriptor budget (08) and the memory in flight (10).
+    descriptors = found(findings, "08", "descriptor-budget")
+    assert descriptors["level"] == "note" and "2 descriptor(s)" in descriptors["evidence"]  # features, labels
+    in_flight = found(findings, "10", "memory-in-flight")
+    assert in_flight["level"] == "note" and "6 batches in flight" in in_flight["evidence"]
+    assert "of /dev/shm" in in_flight["evidence"]  # what the probe's workers held there, measured
+    assert found(findings, "01", "timeout")["level"] == "note"
+
+
+def test_examine_a_loader_object_as_a_notebook_does(probed):
+    findings = in_process(probed, "clean_object")
+    assert not findings.risks and findings.probe.outcome == "completed"
+    assert "FeatureDataset" in str(findings) and "probe: " in str(findings)
+
+
+@pytest.mark.parametrize("name, scenario, check, genuine", [
+    ("corrupt_images", "02", "worker-error", r"Caught OSError in DataLoader worker process"),
+    # PyTorch's SIGCHLD handler or its queue read, whichever notices the death first, says it.
+    ("native_decoder", "06", "worker-crash", r"DataLoader worker \(pid\(?s?\)? [\d, ]+\) (exited unexpectedly|is killed by signal: Segmentation fault)"),
+    ("variable_sizes", "16", "variable-size-batch", r"stack expects each tensor to be equal size, but got \[3,"),
+    ("pool_decode", "17", "pool-in-worker", "daemonic processes are not allowed to have children"),
+])
+def test_error_in_a_worker_names_its_scenario_with_the_genuine_message(probed, name, scenario, check, genuine):
+    finding = found(in_process(probed, name), scenario, check)
+    assert finding["level"] == "risk"
+    assert re.search(genuine, finding["evidence"]), finding["evidence"]
+    # The user's own line: in the worker's traceback, or (06) where the same sample crashed
+    # the probe's process under num_workers=0; a collate error happens in PyTorch's code.
+    if scenario != "16":
+        assert f"tests/loaders/{name}.py:" in finding["evidence"]
+
+
+def test_native_crash_reports_the_signal(probed):
+    assert "Segmentation fault" in found(in_process(probed, "native_decoder"), "06", "worker-crash")["evidence"]
+
+
+def test_generator_on_the_dataset_repeats_its_draws(probed):
+    finding = found(in_process(probed, "augmenting"), "12", "rng-on-dataset")
+    assert finding["level"] == "risk"
+    assert "dataset.rng is a numpy.random.Generator" in finding["evidence"]
+    assert "measured:" in finding["evidence"] and "both workers returned the identical sample" in finding["evidence"]
+
+
+def test_iterable_dataset_replayed_by_every_worker(probed):
+    finding = found(in_process(probed, "log_stream"), "13", "iterable-worker-split")
+    assert finding["level"] == "risk"
+    assert "never calls get_worker_info()" in finding["evidence"]
+    assert "exact copies" in finding["evidence"]  # the duplicates, measured
+
+
+def test_state_written_in_getitem_is_noted(probed):
+    finding = found(in_process(probed, "bag_draws"), "05", "state-written-in-getitem")
+    assert finding["level"] == "note" and "dataset.unused" in finding["evidence"]
+
+
+def test_loading_that_waits_without_workers(probed):
+    status, findings = probed["remote_images"][0]
+    finding = found(findings, "07", "loading-waits")
+    assert status == EXIT_NOT_AS_EXPECTED and finding["level"] == "risk"
+    assert "num_workers=0" in finding["evidence"]
+
+
+def test_batches_in_flight_overflow_a_small_dev_shm(probed):
+    result, _ = probed["augmented_crops"]
+    if result is None:
+        pytest.skip(f"cannot make a private /dev/shm here: {user_namespaces_problem()}")
+    status, findings = result
+    finding = found(findings, "04", "shm-in-flight")
+    assert status == EXIT_NOT_AS_EXPECTED and finding["level"] == "risk"
+    assert "10 batches in flight" in finding["evidence"] and "free in /dev/shm" in finding["evidence"]
+
+
+def test_probe_finishes_typical_loaders_before_its_limit(probed):
+    # Every loader that does not hang is done (or has failed) before the probe's limit stops it,
+    # although they run three at a time here; the start of a fresh interpreter comes on top.
+    probes = {name: result.probe for name, (result, _) in probed.items()
+              if isinstance(result, checkup.Findings) and result.probe and name != "label_service"}
+    assert len(probes) >= 8
+    late = {name: (p.outcome, round(p.seconds, 1)) for name, p in probes.items()
+            if p.outcome not in ("completed", "error") or p.seconds > PROBE_LIMIT_S + 10}
+    assert not late, late
+
+
+# ---------------------------------------------------------------- static checks (no probe)
+
+
+def static(capsys, name: str, function: str = "make_loader") -> tuple[int, list]:
+    status = checkup.main(target(name, function), as_json=True, probe=False)
+    out = capsys.readouterr().out
+    return status, json.loads(out)["findings"]
+
+
+def test_json_has_exactly_the_promised_keys(capsys):
+    status = checkup.main(target("record_file"), as_json=True, probe=False)
+    document = json.loads(capsys.readouterr().out)
+    assert list(document) == ["findings"] and status == EXIT_NOT_AS_EXPECTED
+    for finding in document["findings"]:
+        assert set(finding) == {"scenario", "level", "check", "evidence", "fix", "readme"}
+        assert finding["level"] in ("risk", "note")
+    assert found(document["findings"], "11", "open-handles")["readme"] == \
+        "scenarios/11_shared_file_handle/README.md"
+
+
+def test_python_objects_on_the_dataset_copy_on_read(probed):
+    findings, _ = probed["coco_annotations"]
+    finding = found(findings, "03", "copy-on-read")
+    assert finding["level"] == "risk" and findings.probe is None
+    assert "dataset.images" in finding["evidence"] and "Python objects" in finding["evidence"]
+
+
+@pytest.mark.parametrize("name, scenario, check, level, status, says", [
+    ("record_file", "11", "open-handles", "risk", EXIT_NOT_AS_EXPECTED, "dataset.file is an open file"),
+    ("sqlite_labels", "11", "open-connection", "risk", EXIT_NOT_AS_EXPECTED, "dataset.db is an open sqlite3.Connection"),
+    ("spawn_transform", "09", "pickle-for-workers", "risk", EXIT_NOT_AS_EXPECTED,
+     "dataset.transform (make_loader.<locals>.<lambda>) cannot be pickled"),
+    ("augmenting", "12", "rng-on-dataset", "risk", EXIT_NOT_AS_EXPECTED, "dataset.rng is a numpy.random.Generator"),
+    ("log_stream", "13", "iterable-worker-split", "risk", EXIT_NOT_AS_EXPECTED, "LogLines is an IterableDataset"),
+    ("curriculum", "14", "persistent-epoch-state", "risk", EXIT_NOT_AS_EXPECTED, "dataset.epoch, dataset.set_epoch()"),
+    ("ddp", "15", "distributed-set-epoch", "note", EXIT_OK, "its epoch is 0 until the training loop calls set_epoch"),
+])
+def test_static_check_finds_its_scenario(capsys, name, scenario, check, level, status, says):
+    found_status, findings = static(capsys, name)
+    finding = found(findings, scenario, check)
+    assert (finding["level"], found_status) == (level, status)
+    assert says in finding["evidence"], finding["evidence"]
+
+
+def test_fork_default_is_named_before_python_3_14(capsys):
+    # A file opened in __init__ cannot be pickled: fine under fork, which 3.14 no longer starts by default.
+    _, findings = static(capsys, "record_file")
+    note = found(findings, "09", "start-method-3.14")
+    assert note["level"] == "note" and "_io.BufferedReader" in note["evidence"]
+
+
+def test_readme_of_a_scenario_is_found_when_it_runs(capsys):
+    # 15 may be written after the doctor: its README when the folder exists, never a dead path.
+    _, findings = static(capsys, "ddp")
+    written = sorted(REPO_ROOT.glob("scenarios/15_*/README.md"))
+    expected = written[0].relative_to(REPO_ROOT).as_posix() if written else "scenario 15 (being written)"
+    assert found(findings, "15", "distributed-set-epoch")["readme"] == expected
+
+
+@pytest.mark.filterwarnings("ignore:This DataLoader will create 8 worker processes")
+def test_more_workers_than_usable_cores(capsys):
+    _, findings = static(capsys, "clean_features", "make_loader_many_workers")
+    cores, _ = checkup.usable_cores()
+    if cores >= 8:
+        pytest.skip(f"this machine has {cores} usable cores: 8 workers are not too many")
+    finding = found(findings, "07", "workers-vs-cores")
+    assert finding["level"] == "note" and f"on {cores} usable cores" in finding["evidence"]
+
+
+def test_file_system_sharing_strategy_is_noted(capsys):
+    strategy = torch.multiprocessing.get_sharing_strategy()
+    try:
+        _, findings = static(capsys, "kept_predictions")
+    finally:  # the loader's module switched it for this whole process
+        torch.multiprocessing.set_sharing_strategy(strategy)
+    assert found(findings, "08", "shm-leak")["level"] == "note"
+
+
+def test_pool_made_in_init_is_useless_in_workers(probed):
+    status, findings = probed["pool_on_dataset"][0]
+    finding = found(findings, "17", "pool-on-dataset")
+    assert status == EXIT_NOT_AS_EXPECTED and finding["level"] == "risk" and "dataset.pool" in finding["evidence"]
+
+
+def test_hdf5_file_opened_in_init(capsys):
+    pytest.importorskip("h5py")
+    _, findings = static(capsys, "hdf5_features")
+    assert found(findings, "18", "hdf5-handle")["level"] == "risk"
+
+
+def test_memory_in_flight_over_the_job_limit_is_a_risk():
+    # Judged from a measured first batch against a given headroom: a memory cgroup cannot be
+    # made for a test without privileges.
+    setup = checkup.describe(torch.utils.data.DataLoader(list(range(8)), batch_size=2, num_workers=2,
+                                                         prefetch_factor=16))
+    batch = {"bytes": 64 * 2**20, "storages": 2}
+    findings = checkup._in_flight_findings(setup, batch, shm_free=64 * 2**30, headroom=1024 * 2**20,
+                                           headroom_from="left under the cgroup limit of 4,096 MB")
+    memory = found(findings, "10", "memory-in-flight")
+    assert memory["level"] == "risk" and "34 batches in flight" in memory["evidence"]
+
+
+def test_examine_refuses_what_is_not_a_loader():
+    with pytest.raises(TypeError, match="needs a torch.utils.data.DataLoader"):
+        checkup.examine([1, 2, 3])
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("given, says", [
+    ("tests/loaders/no_such_file.py:make_loader", "no such file: tests/loaders/no_such_file.py"),
+    ("tests/loaders/mistakes.py", "expected FILE.py:FUNCTION"),
+    ("tests/loaders/mistakes.py:make_model", "has no function 'make_model'; it defines: make_dataset, make_loader"),
+    ("tests/loaders/mistakes.py:make_dataset", "returned torch.utils.data.dataset.TensorDataset, not a "
+                                               "torch.utils.data.DataLoader"),
+    ("tests/loaders/mistakes.py:make_loader", "tests/loaders/mistakes.py, line 14, in make_loader: "
+                                              "KeyError: 'num_workers'"),
+    ("tests/loaders/fails_on_import.py:make_loader", "tests/loaders/fails_on_import.py, line 8, in <module>: "
+                                                     "FileNotFoundError"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, given, says):
+    assert checkup.main(given) == EXIT_BAD_INPUT
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith("error: ")
+    assert says in captured.err and "Traceback" not in captured.err
+
+
+# ---------------------------------------------------------------- a loader that hangs
+
+
+def test_hanging_loader_is_diagnosed_within_the_probe_limit(probed):
+    findings, took = probed["label_service"]
+    static_finding = found(findings, "01", "threads-and-locks")
+    assert static_finding["level"] == "risk" and "dataset.labels.lock" in static_finding["evidence"]
+    hang = found(findings, "01", "hang")
+    assert hang["level"] == "risk" and "label_service.py" in hang["evidence"]  # where the workers wait
+    assert findings.probe.outcome == "hang" and findings.probe.survivors == 0
+    assert findings.probe.stall_s < HANG_LIMIT_S
+    # The probe's own start (a fresh interpreter imports torch) and the stacks come on top; a
+    # doctor that waited for the loader would take the build allowance (20 s) or forever.
+    assert findings.probe.seconds < HANG_LIMIT_S + 8 and took < HANG_LIMIT_S + 12
