@@ -1361,13 +1361,17 @@ def _process_context() -> dict:
 
 def main(target: str, as_json: bool = False, probe: bool = True, limit_s: float = PROBE_LIMIT_S) -> int:
     """`python -m scenarios doctor FILE.py:FUNCTION [--json] [--no-probe]`; returns the exit status."""
+    report_to = sys.stdout
+    if as_json:  # whatever the user's code prints (now, or from its threads later) goes to stderr
+        sys.stdout = sys.stderr
     try:  # (python -m scenarios has checked that torch, numpy and psutil are installed)
         findings = examine_file(target, probe=probe, limit_s=limit_s)
     except BadInput as err:
         print(f"error: {_readable(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if as_json:
-        print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=1))
+        print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=1), file=report_to)
+        report_to.flush()
     else:
         print(format_report(findings))
     sys.stdout.flush()

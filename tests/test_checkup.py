@@ -73,13 +73,15 @@ def _examine(name):
     if name == "augmented_crops":  # a container's small /dev/shm, made for real
         return None if user_namespaces_problem() else \
             doctor_json(name, probe=True, prefix=(*USERNS_COMMAND, *SMALL_SHM))
+    if name == "scenario_03":  # scenario 03's own loader: the growth measured, not only counted
+        return checkup.examine_file(target("scenario_loaders", "scenario_03"), limit_s=PROBE_LIMIT_S)
     if name == "coco_annotations":  # static: no batch needed to count objects
         return checkup.examine_file(target(name), probe=False)
     return checkup.examine_file(target(name), limit_s=HANG_LIMIT_S if name == "label_service" else PROBE_LIMIT_S)
 
 
 # The slow ones first, so that the short ones fill the gaps; the hang mostly waits.
-EXAMINED = ["label_service", "remote_images", "pool_decode", "augmented_crops", "coco_annotations",
+EXAMINED = ["label_service", "scenario_03", "remote_images", "pool_decode", "augmented_crops", "coco_annotations",
             "clean_features", "clean_object", "corrupt_images", "native_decoder", "variable_sizes",
             "augmenting", "log_stream", "bag_draws", "pool_on_dataset"]
 
@@ -339,3 +341,20 @@ def test_hanging_loader_is_diagnosed_within_the_probe_limit(probed):
     # The probe's own start (a fresh interpreter imports torch) and the stacks come on top; a
     # doctor that waited for the loader would take the build allowance (20 s) or forever.
     assert findings.probe.seconds < HANG_LIMIT_S + 8 and took < HANG_LIMIT_S + 12
+
+
+def test_worker_growth_is_measured_on_scenario_03s_own_loader(probed):
+    findings = in_process(probed, "scenario_03")
+    measured = [f.as_dict() for f in findings if f.scenario == "03" and "USS" in f.evidence]
+    assert measured and measured[0]["level"] == "risk", [f.as_dict() for f in findings]
+    per_batch = float(re.search(r"grew ([\d.]+) MB per batch", measured[0]["evidence"]).group(1))
+    assert per_batch >= 0.05  # the doctor's own threshold; 03's broken.py grows by well over 100 MB
+
+
+def test_a_thread_running_at_fork_is_noted_without_a_lock():
+    # The thread prints to stdout as it runs: --json must stay parseable all the same.
+    code, findings = doctor_json("heartbeat", probe=False)
+    note = found(findings, "01", "threads-at-fork")
+    assert note["level"] == "note" and "'heartbeat' at tests/loaders/heartbeat.py:" in note["evidence"]
+    assert not [f for f in findings if f["scenario"] == "01" and f["level"] == "risk"]
+    assert code == EXIT_OK
