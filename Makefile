@@ -72,7 +72,7 @@ diff-%:
 list: $(SETUP)
 	@$(PYTHON) -m scenarios list
 
-# Two pytest workers: while one scenario's script waits (a hang, a worker importing torch),
+# Two pytest workers: while one scenario's script waits (a hang, a timeout, simulated storage),
 # the other core runs another scenario.  All tests of one scenario share a worker (conftest.py).
 TEST_WORKERS ?= 2
 

@@ -1,6 +1,6 @@
 """The scenarios' own broken loaders, built as each broken.py builds its loader, for the doctor:
 
-    python -m scenarios doctor tests/loaders/scenario_loaders.py:scenario_03   # also _09, _11
+    python -m scenarios doctor tests/loaders/scenario_loaders.py:scenario_03   # also 09, 11-14, 16, 17
 
 Scenario 04's loader is tests/loaders/augmented_crops.py (its broken.py re-runs itself in a
 private /dev/shm as it is imported, so it cannot be imported here): examine it in a small
@@ -52,3 +52,33 @@ def scenario_11():
         sys.modules["_record_file"].write_records(path, broken.RECORDS)
     return DataLoader(broken.RecordFileDataset(path, broken.RECORDS), batch_size=64, shuffle=True,
                       num_workers=2, multiprocessing_context="fork")
+
+
+def scenario_12():
+    broken = _broken("12_*")
+    return DataLoader(broken.RandomCropFlip(broken.IMAGES), batch_size=8, num_workers=2,
+                      multiprocessing_context="fork")
+
+
+def scenario_13():
+    broken = _broken("13_*")
+    root = Path(tempfile.gettempdir()) / "clinic-doctor-data" / "scenario_13"
+    root.mkdir(parents=True, exist_ok=True)
+    return DataLoader(broken.ShardStream(sys.modules["_shard_files"].write_shards(root)), num_workers=4)
+
+
+def scenario_14():
+    broken = _broken("14_*")
+    return DataLoader(broken.CurriculumDataset(), batch_size=16, num_workers=2,
+                      persistent_workers=True, multiprocessing_context="fork")
+
+
+def scenario_16():
+    broken = _broken("16_*")
+    dataset = broken.TokenSequences(*sys.modules["_token_corpus"].make_corpus())
+    return DataLoader(dataset, batch_size=32, shuffle=True, num_workers=2)
+
+
+def scenario_17():
+    broken = _broken("17_*")
+    return DataLoader(broken.TiledSamples(), batch_size=4, num_workers=2, multiprocessing_context="fork")
