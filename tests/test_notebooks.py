@@ -1,5 +1,4 @@
 """Every walkthrough in notebooks/ executes from top to bottom without an error."""
-import os
 
 import nbformat
 import pytest

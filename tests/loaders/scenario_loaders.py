@@ -1,6 +1,6 @@
 """The scenarios' own broken loaders, built as each broken.py builds its loader, for the doctor:
 
-    python -m scenarios doctor tests/loaders/scenario_loaders.py:scenario_03   # also 09, 11-14, 16, 17
+    python -m scenarios doctor tests/loaders/scenario_loaders.py:scenario_03   # also 02, 06, 09-14, 16, 17
 
 Scenario 04's loader is tests/loaders/augmented_crops.py (its broken.py re-runs itself in a
 private /dev/shm as it is imported, so it cannot be imported here): examine it in a small
@@ -82,3 +82,28 @@ def scenario_16():
 def scenario_17():
     broken = _broken("17_*")
     return DataLoader(broken.TiledSamples(), batch_size=4, num_workers=2, multiprocessing_context="fork")
+
+
+def scenario_02():
+    broken = _broken("02_*")
+    root = Path(tempfile.gettempdir()) / "clinic-doctor-data" / "scenario_02"
+    if not root.exists():
+        sys.modules["_image_corpus"].write_corpus(root)
+    return DataLoader(broken.ImageFolderDataset(root), batch_size=8, num_workers=2,
+                      multiprocessing_context="fork")
+
+
+def scenario_06():
+    broken = _broken("06_*")
+    folder = Path(tempfile.gettempdir()) / "clinic-doctor-data" / "scenario_06"
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        sys.modules["_record_files"].write_record_files(folder, broken.FILES, damaged=broken.DAMAGED)
+    return DataLoader(broken.RecordDataset(folder), batch_size=16, num_workers=2, prefetch_factor=1,
+                      multiprocessing_context="fork")
+
+
+def scenario_10():
+    broken = _broken("10_*")
+    return DataLoader(broken.CropDataset(), batch_size=broken.BATCH, num_workers=2, prefetch_factor=16,
+                      multiprocessing_context="fork")
