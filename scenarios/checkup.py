@@ -412,13 +412,6 @@ def memory_headroom() -> tuple[int, str]:
     return available, "RAM available"
 
 
-def shm_free_bytes() -> int | None:
-    try:
-        return shutil.disk_usage("/dev/shm").free
-    except OSError:
-        return None
-
-
 def describe(loader) -> Setup:
     from torch.utils.data import IterableDataset
 
@@ -1034,7 +1027,9 @@ def probe_findings(probe: ProbeResult, setup: Setup) -> list[Finding]:
     start = probe.first("started") or {}
     if first and workers:
         measured_shm = max((m.get("shm") or 0 for m in probe.all("memory")), default=0)
-        findings += _in_flight_findings(setup, first, shm_free_bytes(), *memory_headroom(), measured_shm)
+        from fixes.memory_in_flight import shm_free_bytes
+        shm_free = shm_free_bytes() if os.path.isdir("/dev/shm") else None
+        findings += _in_flight_findings(setup, first, shm_free, *memory_headroom(), measured_shm)
         findings += _descriptor_findings(setup, first, probe.all("memory"), start)
     if first and setup.start_method in ("spawn", "forkserver") and first["seconds"] > 5:
         findings.append(Finding(

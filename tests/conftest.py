@@ -10,9 +10,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -84,3 +86,23 @@ def _all_variants(number: str) -> str:
 def scenario_report(number: str) -> dict:
     """Every declared variant of scenario NN, run once per session (a fresh copy each call)."""
     return json.loads(_all_variants(number))
+
+
+def exit_code_of_child_forked_holding(lock, action, limit_s: float = 30.0) -> int | None:
+    """Fork while this process holds `lock`; the child calls `action()` and exits.  The
+    child's exit code, or None if it was still waiting after `limit_s` (it is then killed)."""
+    with lock:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                action()
+            finally:
+                os._exit(0)
+    deadline = time.monotonic() + limit_s
+    while (done := os.waitpid(pid, os.WNOHANG)) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(0.02)
+    return os.waitstatus_to_exitcode(done[1])

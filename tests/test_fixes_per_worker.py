@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from conftest import exit_code_of_child_forked_holding
+
 from fixes import per_worker
 from fixes.per_worker import PerWorker
 
@@ -101,21 +103,9 @@ def test_its_own_creation_lock_does_not_cross_fork():
     # The module guards first use with a lock; if a thread of the parent held it at fork
     # time, a child's first get() must not wait forever for it.
     labels = PerWorker(Resource)
-    with per_worker._creation_lock:
-        pid = os.fork()
-        if pid == 0:
-            try:
-                labels.get()
-            finally:
-                os._exit(0)
-    deadline = time.monotonic() + 30
-    while (done := os.waitpid(pid, os.WNOHANG)) == (0, 0):
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail("the child waited for a creation lock held by the parent at fork time")
-        time.sleep(0.02)
-    assert os.waitstatus_to_exitcode(done[1]) == 0
+    code = exit_code_of_child_forked_holding(per_worker._creation_lock, labels.get)
+    assert code is not None, "the child waited for a creation lock held by the parent at fork time"
+    assert code == 0
 
 
 def test_pickling_sends_the_recipe_not_the_resource():

@@ -2,7 +2,6 @@
 import multiprocessing
 import os
 import pickle
-import signal
 import tempfile
 import threading
 import time
@@ -11,6 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 from torch.utils.data import DataLoader, Dataset
+
+from conftest import exit_code_of_child_forked_holding
 
 from fixes import per_worker_file
 from fixes.per_worker_file import PerWorkerFile
@@ -104,21 +105,9 @@ def test_its_open_lock_does_not_cross_fork(record_path):
     # If a thread of the parent held the lock at fork time, the child's first read
     # must not wait for it forever.
     file = PerWorkerFile(record_path)
-    with per_worker_file._open_lock:
-        pid = os.fork()
-        if pid == 0:
-            try:
-                file.read_at(0, 4)
-            finally:
-                os._exit(0)
-    deadline = time.monotonic() + 30
-    while (done := os.waitpid(pid, os.WNOHANG)) == (0, 0):
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            pytest.fail("the child waited for an open lock held by the parent at fork time")
-        time.sleep(0.02)
-    assert os.waitstatus_to_exitcode(done[1]) == 0
+    code = exit_code_of_child_forked_holding(per_worker_file._open_lock, lambda: file.read_at(0, 4))
+    assert code is not None, "the child waited for an open lock held by the parent at fork time"
+    assert code == 0
 
 
 def test_a_pickled_copy_carries_no_descriptor(record_path):
