@@ -603,6 +603,20 @@ def _mb(n: float) -> str:
     return f"{n / MIB:,.0f} MB" if n >= 10 * MIB else f"{n / MIB:,.1f} MB"
 
 
+def _hdf5_driver(obj) -> str:
+    """The HDF5 driver an h5py File, Group or Dataset reads through: 'sec2' for a path (pread),
+    'fileobj' for a Python file object, 'stdio' for C stdio (both with a shared offset)."""
+    try:
+        return str(getattr(obj, "file", obj).driver)
+    except Exception:  # a closed file
+        return "unknown"
+
+
+def _hdf5_versions() -> str:
+    h5py = sys.modules.get("h5py")
+    return f"{h5py.__version__} (HDF5 {h5py.version.hdf5_version})" if h5py else "here"
+
+
 def _public_name(obj) -> str:
     """numpy.random.Generator rather than numpy.random._generator.Generator."""
     return f"{type(obj).__module__.split('._')[0]}.{type(obj).__qualname__}"
@@ -674,9 +688,19 @@ def static_findings(loader, setup: Setup, holdings: Holdings) -> list[Finding]:
                 f"{path} is an open {_public_name(obj)}: the {workers} forked workers would talk over one "
                 f"connection, their requests and replies interleaved")
         for path, obj in found.get("hdf5", []):
-            add("18", "risk", "hdf5-handle",
-                f"{path} is an h5py {type(obj).__name__} opened before the workers fork: HDF5's library state "
-                f"and the file's descriptor are shared by {workers} workers")
+            driver = _hdf5_driver(obj)
+            if driver in ("fileobj", "stdio"):
+                add("18", "risk", "hdf5-handle",
+                    f"{path} is an h5py {type(obj).__name__} opened before the workers fork, read through "
+                    f"{'a Python file object' if driver == 'fileobj' else 'the stdio driver'}: the {workers} "
+                    f"workers share one file offset (h5py errors such as 'filter returned failure during read', "
+                    f"or silently wrong samples)")
+            else:
+                add("18", "note", "hdf5-handle",
+                    f"{path} is an h5py {type(obj).__name__} opened before the workers fork (driver "
+                    f"{driver}): h5py {_hdf5_versions()} reads such a file by position, which held in "
+                    f"scenario 18's runs, but HDF5's caches and locks are copied into each worker, and an "
+                    f"HDF5 older than 1.10.5 or a file object breaks it")
 
         # 01: a lock copied into a worker while another thread holds it is never released there.
         threads, locks = _threads_at_fork(), found.get("lock", [])
@@ -1364,6 +1388,9 @@ def main(target: str, as_json: bool = False, probe: bool = True, limit_s: float 
     except BadInput as err:
         print(f"error: {_readable(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    finally:  # called as a function (tests, a notebook): leave this process's stdout as it was
+        if as_json and sys.stdout is sys.stderr:
+            sys.stdout = report_to
     if as_json:
         print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=1), file=report_to)
         report_to.flush()

@@ -77,6 +77,7 @@ def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
     outcome = judge.classify(exit_status, timed_out, lines)
     metrics = judge.script_metrics(lines)
     metrics["seconds"] = round(seconds, 2)
+    metrics["cpu_s"] = run.cpu_s  # every process of the run, user + system
     metrics.update(memory.metrics())
     result = {
         "outcome": outcome,

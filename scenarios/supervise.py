@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -34,8 +36,10 @@ _PATH_PREFIXES = sorted({
 }, key=lambda pair: -len(pair[0]))
 
 
-# A script's temporary folder (tempfile.mkdtemp/TemporaryDirectory) differs on every run.
-_TEMP_FOLDER = re.compile(re.escape(tempfile.gettempdir()) + r"/tmp\w+")
+# A script's temporary folder (tempfile.mkdtemp/TemporaryDirectory) differs on every run; it lies
+# in the run's own folder (see Supervised) or, for a process started otherwise, in the system's.
+_RUN_FOLDER_PREFIX = "clinic-run-"
+_TEMP_FOLDER = re.compile(re.escape(tempfile.gettempdir()) + rf"/(?:{_RUN_FOLDER_PREFIX}\w+(?:/tmp\w+)?|tmp\w+)")
 
 
 def readable_paths(text: str) -> str:
@@ -53,10 +57,15 @@ class Supervised:
     """One script, started at once; call `finish()` (always) to kill and reap what is left."""
 
     def __init__(self, script: Path, on_line=None):
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        # Every run gets a temporary folder of its own as TMPDIR, removed when the run is over:
+        # multiprocessing leaves a pymp-* folder behind for each process killed before its exit
+        # handlers ran, and the runner kills on purpose.
+        self._folder = tempfile.mkdtemp(prefix=_RUN_FOLDER_PREFIX)
+        env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=self._folder)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-        self._status_dir = tempfile.mkdtemp(prefix="clinic-status-")
-        self._status_file = os.path.join(self._status_dir, "status")
+        self._status_file = os.path.join(self._folder, ".clinic-exit-status")
+        self._cpu_before = _cpu_of_waited_children()
+        self.cpu_s: float | None = None
         self.reaper = subprocess.Popen(
             [sys.executable, "-m", "scenarios._reaper", self._status_file, sys.executable, str(script)],
             cwd=REPO_ROOT, env=env, start_new_session=True,
@@ -153,7 +162,14 @@ class Supervised:
         self._reader.join(timeout=5)
         _, alive = psutil.wait_procs(list(procs.values()), timeout=5)
         self._final_status = self.exit_status()
-        for name in ("status", "status.part"):
-            Path(self._status_dir, name).unlink(missing_ok=True)
-        os.rmdir(self._status_dir)
+        self.cpu_s = round(_cpu_of_waited_children() - self._cpu_before, 2)
+        shutil.rmtree(self._folder, ignore_errors=True)
         return len(alive)
+
+
+def _cpu_of_waited_children() -> float:
+    """User + system CPU seconds of this process's children that have been waited for, each
+    counting the descendants it waited for in turn: the reaper waits for the script and every
+    orphan, so once it is reaped, its whole run is in here."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

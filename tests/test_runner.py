@@ -203,6 +203,25 @@ def test_a_hang_without_py_spy_says_how_to_get_it(tmp_path, monkeypatch):
     assert "py-spy is not installed (`pip install py-spy`)" in result["stacks"]
 
 
+def test_a_killed_run_leaves_no_temporary_folder_and_its_cpu_is_counted(tmp_path):
+    # A process killed by the limit never runs multiprocessing's exit handlers, which would
+    # remove the pymp-* folder it made in TMPDIR: the run's own TMPDIR goes instead.
+    folder_file = tmp_path / "tmpdir"
+    result = run(tmp_path, f"""
+        import multiprocessing.util, tempfile, time
+        multiprocessing.util.get_temp_dir()
+        open({str(folder_file)!r}, "w").write(tempfile.gettempdir())
+        deadline = time.process_time() + 0.5
+        while time.process_time() < deadline:  # half a second of CPU, then wait to be killed
+            pass
+        time.sleep(600)
+    """, limit_s=3, expect="hang")
+    assert result["outcome"] == "hang"
+    folder = Path(folder_file.read_text())
+    assert folder.name.startswith("clinic-run-") and not folder.exists()
+    assert 0.5 <= result["metrics"]["cpu_s"] < 10
+
+
 def test_results_are_recorded_and_reused_within_one_session(tmp_path, monkeypatch):
     monkeypatch.setenv(runner.RESULTS_ENV, str(tmp_path))
     calls = []
