@@ -19,7 +19,7 @@ SETUP :=
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test notebooks figures workshop doctor clean clean-all list
+.PHONY: help setup test notebooks figures workshop workshop-status doctor bench clean clean-all list
 
 help:
 	@echo "DataLoader Clinic: PyTorch DataLoader failures, reproduced and fixed"
@@ -29,9 +29,14 @@ help:
 	@echo "  make test          the whole test suite (scenarios, runner, fixes, notebooks)"
 	@echo "  make notebooks     re-execute the walkthroughs in notebooks/ in place"
 	@echo "  make figures       run every variant once; rewrite each README's Measured block and the notebooks from it"
-	@echo "  make workshop      every scenario in order, then a summary table"
+	@echo "  make workshop      every scenario in order, then a summary table (demo mode)"
+	@echo "  make practice-NN   exercise NN: copy broken.py to workshop/ (never over your attempt)"
+	@echo "  make check-NN      grade your workshop/NN_*.py (FILE=path to grade another file)"
+	@echo "  make hint-NN       the next of three hints · make solution-NN SHOW=1: our fix as a diff"
+	@echo "  make workshop-status   every exercise: not started / not yet / passed"
 	@echo "  make doctor        what this machine can and cannot reproduce"
 	@echo "  make doctor LOADER=train.py:make_loader   examine your own DataLoader (the function returns it)"
+	@echo "  make bench         our fixes against what users pick instead (a few minutes; exit 1: a goal not met)"
 	@echo "  make setup         create $(VENV) with the pinned requirements (automatic; CPU torch from TORCH_INDEX)"
 	@echo "  make clean         remove caches; 'make clean-all' also removes $(VENV)"
 	@echo ""
@@ -91,8 +96,28 @@ figures: $(SETUP)
 workshop: $(SETUP)
 	@$(PYTHON) -m scenarios run all
 
+# Graded exercises (scenarios/workshop.py; facilitator's guide: scenarios/WORKSHOP.md).
+practice-%: $(SETUP)
+	@$(PYTHON) -m scenarios practice $*
+
+check-%: $(SETUP)
+	@$(PYTHON) -m scenarios check $* $(FILE)
+
+hint-%: $(SETUP)
+	@$(PYTHON) -m scenarios hint $*
+
+solution-%: $(SETUP)
+	@$(PYTHON) -m scenarios solution $* $(if $(SHOW),--yes)
+
+workshop-status: $(SETUP)
+	@$(PYTHON) -m scenarios workshop-status
+
 doctor: $(SETUP)
 	@$(PYTHON) -m scenarios doctor $(LOADER)
+
+# Stores its results in scenarios/bench_results.json and the README's Benchmarks block.
+bench: $(SETUP)
+	@$(PYTHON) -m scenarios bench
 
 clean:
 	rm -rf .pytest_cache $$(find . -name __pycache__ -not -path './$(VENV)/*')

@@ -6,9 +6,18 @@
     python -m scenarios figures [03 … | all]   # rewrite each README's Measured block from a run
     python -m scenarios doctor           # what this machine can reproduce
     python -m scenarios doctor train.py:make_loader [--json] [--no-probe]   # examine your DataLoader
+    python -m scenarios bench [--json] [--quick]   # our fixes against the alternatives (1: a goal not met)
+
+Workshop exercises (scenarios/workshop.py, scenarios/WORKSHOP.md):
+    python -m scenarios practice 05      # copy broken.py to workshop/05_….py (never over an attempt)
+    python -m scenarios check 05 [FILE] [--json]   # run the attempt, grade it against fixed's declaration
+    python -m scenarios hint 05          # the next of three hints
+    python -m scenarios solution 05 [--yes]        # our fix, diff -u broken.py fixed.py
+    python -m scenarios workshop-status [--json]   # every exercise: not started / not yet / passed
 
 Exit status, the same for every command: 0 as it should be, 1 not as it should be
-(a variant did not show what its declaration says; for the doctor on a loader: risks found),
+(a variant did not show what its declaration says; for the doctor on a loader: risks found;
+for check: the attempt is not fixed yet),
 2 bad input, 3 cannot run here.
 """
 import argparse
@@ -37,7 +46,64 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
     figures = commands.add_parser("figures", help="run every variant and rewrite the READMEs' Measured blocks")
     figures.add_argument("numbers", nargs="*", default=["all"], help="scenario numbers (default: all)")
+    bench = commands.add_parser("bench", help="benchmark our fixes against what users pick instead")
+    bench.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
+    bench.add_argument("--quick", action="store_true", help="reduced sizes, seconds; stores no results")
+    practice = commands.add_parser("practice", help="start an exercise: copy broken.py to workshop/")
+    practice.add_argument("number", help="scenario number, e.g. 05")
+    check = commands.add_parser("check", help="grade an attempt against the scenario's fixed declaration")
+    check.add_argument("number", help="scenario number, e.g. 05")
+    check.add_argument("file", nargs="?", help="the attempt (default: workshop/NN_slug.py)")
+    check.add_argument("--json", action="store_true", help="print the grade as JSON on stdout")
+    hint = commands.add_parser("hint", help="the next of the exercise's three hints")
+    hint.add_argument("number", help="scenario number, e.g. 05")
+    solution = commands.add_parser("solution", help="show our fix (diff -u broken.py fixed.py)")
+    solution.add_argument("number", help="scenario number, e.g. 05")
+    solution.add_argument("--yes", action="store_true", help="show it without asking")
+    status = commands.add_parser("workshop-status", help="every exercise's state, from workshop/")
+    status.add_argument("--json", action="store_true", help="print the table as JSON on stdout")
     return parser
+
+
+def _workshop(args) -> int:
+    """practice, check, hint, solution, workshop-status (scenarios/workshop.py)."""
+    from scenarios import workshop
+    from scenarios.declarations import CannotRunHere, ScenarioError, get_scenario
+
+    try:
+        if args.command == "practice":
+            print(workshop.practice(args.number))
+        elif args.command == "hint":
+            print(workshop.hint(args.number))
+        elif args.command == "solution":
+            scenario = get_scenario(args.number)
+            if not args.yes:
+                if not sys.stdin.isatty():
+                    print(f"The solution of exercise {scenario.number} is our diff; to see it: "
+                          f"make solution-{scenario.number} SHOW=1 (or add --yes)", file=sys.stderr)
+                    return EXIT_OK
+                answer = input(f"Show our fix for exercise {scenario.number}? Try `make hint-{scenario.number}` "
+                               "first. [y/N] ")
+                if answer.strip().lower() not in ("y", "yes"):
+                    return EXIT_OK
+            print(workshop.solution(scenario.number))
+        elif args.command == "workshop-status":
+            rows = workshop.status()
+            print(json.dumps(rows, indent=1) if args.json else workshop.status_table(rows))
+        else:  # check
+            graded = workshop.check(args.number, args.file, show=None if args.json else sys.stderr)
+            if args.json:
+                print(json.dumps(graded.to_json(), indent=1))
+            else:
+                print("\n" + workshop.grade_text(graded), flush=True)
+            return graded.exit_status
+    except CannotRunHere as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    except ScenarioError as err:
+        workshop.say_bad_input(err)
+        return EXIT_BAD_INPUT
+    return EXIT_OK
 
 
 def _status(report: dict) -> int:
@@ -60,6 +126,11 @@ def main(argv=None) -> int:
         print(f"error: missing Python package(s): {', '.join(missing)}. "
               "Run `make setup` (or `pip install -r requirements.txt`).", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.command == "bench":
+        from scenarios.bench import main as bench
+        return bench(quick=args.quick, as_json=args.json)
+    if args.command in ("practice", "check", "hint", "solution", "workshop-status"):
+        return _workshop(args)
     from scenarios.declarations import CannotRunHere, ScenarioError, discover
     from scenarios.report import summary, verdict, write_measured, write_timings
     from scenarios.runner import run_scenario

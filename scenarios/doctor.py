@@ -20,6 +20,23 @@ def _pinned(package: str) -> str:
     return "?"
 
 
+def start_method_line() -> str:
+    """The start method a DataLoader gets here when it names none (multiprocessing_context=None),
+    and what Python 3.14 changes about it."""
+    chosen = multiprocessing.get_start_method(allow_none=True)  # set_start_method() was called
+    # Read without fixing it: get_context() or get_start_method() would make it this process's choice.
+    default = chosen or multiprocessing.context._default_context._default_context._name
+    line = f"start method of a DataLoader that names none: {default}" + (" (set by set_start_method)" if chosen else "")
+    if default == "fork" and sys.platform == "linux":
+        line += ("; from Python 3.14 Linux defaults to forkserver: the dataset, collate_fn and worker_init_fn "
+                 "reach each worker by pickle, so a lock or an open file in them fails at the first batch "
+                 "(each scenario README: \"On Python 3.14 and later\")")
+    elif default in ("forkserver", "spawn"):
+        line += ("; workers receive the dataset by pickle: a lock or an open file in it fails at the first batch, "
+                 "and fork-only scenarios pass multiprocessing_context=\"fork\" to show what they show")
+    return line
+
+
 def checks() -> list[tuple[bool, str, str]]:
     """(ok, what, advice) for each thing the scenarios rely on."""
     try:
@@ -35,6 +52,7 @@ def checks() -> list[tuple[bool, str, str]]:
          "messages and figures differ between releases: run `make setup`"),
         ("fork" in multiprocessing.get_all_start_methods(), f"start methods: {', '.join(multiprocessing.get_all_start_methods())}",
          "the fork scenarios need Linux"),
+        (True, start_method_line(), ""),
         (userns_problem is None, "unprivileged user namespaces (private /dev/shm for scenario 04)",
          userns_problem or ""),
         (shm is not None, f"/dev/shm: {shm.free / 2**20:.0f} MB free of {shm.total / 2**20:.0f} MB" if shm else "/dev/shm missing",

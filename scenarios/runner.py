@@ -25,6 +25,7 @@ import time
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+
 from scenarios import judge
 from scenarios.declarations import CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs
 from scenarios.instruments import shm_file_creator, torch_shm_files
@@ -36,15 +37,20 @@ RESULTS_ENV = "CLINIC_RESULTS_DIR"
 OUTPUT_TAIL_LINES = 200
 
 
-def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
-    """Run one variant to its end or its limit and return what was observed."""
+def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None = None) -> dict:
+    """Run one variant to its end or its limit and return what was observed.
+
+    `script`: run this file instead of the variant's own (a workshop attempt), under the
+    variant's limit and judged by its declaration; the scenario's folder is importable
+    from it, as it is from the scenario's own scripts (its helper modules)."""
     spec = scenario.variants[variant]
     limit_s = scenario.limit_for(variant)
-    live = LiveStatus(f"{scenario.number} {variant}", show)
+    live = LiveStatus(f"{scenario.number} {'attempt' if script else variant}", show)
     shm_before = {p.name for p in torch_shm_files()}
     memory = MemorySeries()
     started = time.monotonic()
-    run = Supervised(scenario.script(variant), on_line=live.echo)
+    run = Supervised(script or scenario.script(variant), on_line=live.echo,
+                     importable=(scenario.path,) if script else ())
     timed_out, stacks = False, ""
     try:
         while run.exit_status() is None:
@@ -58,7 +64,7 @@ def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
                 sample = memory.sample(elapsed, script, run.processes())
                 if sample:
                     live.update(elapsed, sample)
-            time.sleep(SAMPLE_EVERY_S)
+            run.wait_noting_processes(SAMPLE_EVERY_S)
     finally:  # also on Ctrl-C: nothing outlives the run
         seconds = time.monotonic() - started
         survivors = run.finish()
@@ -92,6 +98,9 @@ def run_variant(scenario: Scenario, variant: str, show=None) -> dict:
         "memory": memory.samples,
         "leaked_shm_files": leaked,
         "surviving_processes": survivors,
+        # Every process that ran below the script, whatever its lifetime (helpers such as
+        # torch_shm_manager aside): the workers the runner saw, not what the script says.
+        "worker_processes_seen": run.workers_seen(),
     }
     result["breaches"] = judge.breaches(spec, result)
     result["as_expected"] = not result["breaches"]

@@ -10,7 +10,7 @@ SAMPLE_EVERY_S = 0.2
 NOT_WORKERS = {"torch_shm_manager"}
 
 
-def _name(proc: psutil.Process) -> str:
+def process_name(proc: psutil.Process) -> str:
     try:
         return proc.name()
     except psutil.Error:
@@ -37,7 +37,7 @@ class MemorySeries:
             if proc.pid == main.pid:
                 sample["main"] = round(uss, 1)
                 self.peak_rss["main"] = max(self.peak_rss["main"], rss)
-            elif _name(proc) not in NOT_WORKERS:
+            elif process_name(proc) not in NOT_WORKERS:
                 sample["workers"].append(round(uss, 1))
                 sample["pids"].append(proc.pid)
                 self.peak_rss["workers"] = max(self.peak_rss["workers"], rss)

@@ -18,12 +18,14 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import psutil
 
 from scenarios.declarations import REPO_ROOT
 from scenarios.host import py_spy_path
+from scenarios.sampling import NOT_WORKERS, process_name
 
 # Show the paths of this machine as a reader's own would read: relative to the
 # repository, to site-packages, or to the standard library.
@@ -54,15 +56,18 @@ _PLAIN_TEXT_ENV["NO_COLOR"] = "1"
 
 
 class Supervised:
-    """One script, started at once; call `finish()` (always) to kill and reap what is left."""
+    """One script, started at once; call `finish()` (always) to kill and reap what is left.
+    `importable`: folders the script may import from besides the repository (a workshop
+    attempt kept elsewhere imports its scenario's helper modules)."""
 
-    def __init__(self, script: Path, on_line=None):
+    def __init__(self, script: Path, on_line=None, importable: tuple[Path, ...] = ()):
         # Every run gets a temporary folder of its own as TMPDIR, removed when the run is over:
         # multiprocessing leaves a pymp-* folder behind for each process killed before its exit
         # handlers ran, and the runner kills on purpose.
         self._folder = tempfile.mkdtemp(prefix=_RUN_FOLDER_PREFIX)
         env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=self._folder)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [*map(str, importable), str(REPO_ROOT),
+                                                          env.get("PYTHONPATH")]))
         self._status_file = os.path.join(self._folder, ".clinic-exit-status")
         self._cpu_before = _cpu_of_waited_children()
         self.cpu_s: float | None = None
@@ -105,6 +110,29 @@ class Supervised:
             procs = []
         self.seen.update({p.pid: p for p in procs})
         return procs
+
+    def wait_noting_processes(self, seconds: float) -> None:
+        """Wait `seconds`, adding every process that appears below the reaper meanwhile to
+        `seen`: an epoch of a few batches can start and end its workers between two memory
+        samples, and the count of workers (what grading trusts instead of the script's word)
+        must not miss them.  Linux's /proc/PID/task/TID/children costs a few small reads per
+        poll, where a scan of every process would cost milliseconds; elsewhere the memory
+        samples alone count."""
+        deadline = time.monotonic() + seconds
+        while _PROC_CHILDREN and self.exit_status() is None and time.monotonic() < deadline:
+            for pid in _below(self.reaper.pid) - self.seen.keys():
+                try:
+                    self.seen[pid] = psutil.Process(pid)
+                except psutil.Error:
+                    pass
+            time.sleep(PROCESS_POLL_S)
+        time.sleep(max(0.0, deadline - time.monotonic()))
+
+    def workers_seen(self) -> int:
+        """How many processes ran below the script (torch's shared-memory helpers aside)."""
+        # The script is the reaper's first child: the lowest pid seen, where it ended too soon to be named.
+        script = getattr(self.script(), "pid", None) or min(self.seen, default=None)
+        return sum(1 for pid, proc in self.seen.items() if pid != script and process_name(proc) not in NOT_WORKERS)
 
     def exit_status(self) -> int | None:
         """The script's exit status (negative: killed by that signal), None while it runs."""
@@ -165,6 +193,31 @@ class Supervised:
         self.cpu_s = round(_cpu_of_waited_children() - self._cpu_before, 2)
         shutil.rmtree(self._folder, ignore_errors=True)
         return len(alive)
+
+
+PROCESS_POLL_S = 0.02
+_PROC_CHILDREN = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists()
+
+
+def _below(root: int) -> set[int]:
+    """Every process below `root`, from the kernel's list of each thread's children."""
+    found, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                children = Path(f"/proc/{pid}/task/{tid}/children").read_text().split()
+            except OSError:
+                continue
+            for child in map(int, children):
+                if child not in found:
+                    found.add(child)
+                    todo.append(child)
+    return found
 
 
 def _cpu_of_waited_children() -> float:

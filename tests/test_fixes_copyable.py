@@ -1,8 +1,10 @@
 """Every module in fixes/ is one file a user copies: it imports no other project module and
 works when copied alone into an empty folder."""
 import ast
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,18 +28,46 @@ def test_fix_imports_no_project_module(path):
     assert project == [], f"fixes/{path.name} imports {project}: inline what it needs"
 
 
-@pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
-def test_fix_works_copied_alone_into_an_empty_folder(path, tmp_path):
-    (tmp_path / path.name).write_text(path.read_text())
-    # The repository is taken off sys.path (the venv's .pth puts it there), and its packages
-    # are made unimportable, as on a user's machine.
-    probe = (f"import sys; sys.path = [p for p in sys.path if p.rstrip('/') != {str(REPO_ROOT)!r}]; "
-             "sys.modules['fixes'] = sys.modules['scenarios'] = None; "
-             f"sys.path.insert(0, {str(tmp_path)!r}); import {path.stem} as m; "
-             "print(m.__file__)")
-    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+# One process imports every fix, each copied alone into a folder of its own and forgotten
+# again before the next (sys.path and sys.modules), so that `import torch` is paid once.
+# The repository is taken off sys.path (the venv's .pth puts it there), and its packages are
+# made unimportable, as on a user's machine.
+_IMPORT_EACH_ALONE = f"""
+import importlib, json, sys, traceback
+sys.path = [p for p in sys.path if p.rstrip('/') != {str(REPO_ROOT)!r}]
+sys.modules['fixes'] = sys.modules['scenarios'] = sys.modules['tests'] = None
+found = {{}}
+for folder, name in json.loads(sys.argv[1]):
+    sys.path.insert(0, folder)
+    try:
+        found[name] = importlib.import_module(name).__file__
+    except BaseException:
+        found[name] = 'failed: ' + traceback.format_exc()
+    finally:
+        sys.path.remove(folder)
+        sys.modules.pop(name, None)
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def imported_alone(tmp_path_factory) -> dict:
+    """{module name: the file it was imported from, or why it failed}."""
+    copies = []
+    for path in MODULES:
+        folder = tmp_path_factory.mktemp(path.stem)
+        (folder / path.name).write_text(path.read_text())
+        copies.append((str(folder), path.stem))
+    done = subprocess.run([sys.executable, "-c", _IMPORT_EACH_ALONE, json.dumps(copies)],
+                          cwd=tmp_path_factory.getbasetemp(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(tmp_path / path.name)
+    return {name: (folder, json.loads(done.stdout)[name]) for folder, name in copies}
+
+
+@pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])
+def test_fix_works_copied_alone_into_an_empty_folder(path, imported_alone):
+    folder, imported_from = imported_alone[path.stem]
+    assert imported_from == str(Path(folder) / path.name), imported_from
 
 
 @pytest.mark.parametrize("path", MODULES, ids=[p.stem for p in MODULES])

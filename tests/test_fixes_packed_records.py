@@ -79,3 +79,11 @@ def test_forked_workers_yield_what_a_single_process_yields():
     forked = torch.cat(list(DataLoader(_Boxes(packed), batch_size=64, num_workers=2,
                                        multiprocessing_context="fork")))
     assert torch.equal(single, forked)
+
+
+def test_reads_go_through_memoryviews_that_are_remade_not_pickled():
+    packed = PackedRecords(RECORDS)
+    assert set(packed.__getstate__()) == {"_offsets", "_buffer"}  # a memoryview cannot be pickled
+    copy = pickle.loads(pickle.dumps(packed))
+    assert isinstance(copy._bytes, memoryview) and copy[0] == RECORDS[0]
+    assert packed[np.int32(-1)] == RECORDS[-1] and packed[True] == RECORDS[1]  # like a list

@@ -9,7 +9,8 @@ from scenarios.report import BEGIN, END
 
 SCENARIO_DIRS = sorted(p for p in (REPO_ROOT / "scenarios").glob("[0-9][0-9]_*") if p.is_dir())
 SECTIONS = ["Symptom", "Where you meet it", "Root cause", "Diagnose it in your own code",
-            "The fix", "Myth check", "Measured", "References", "Files"]
+            "The fix", "Myth check", "On Python 3.14 and later (forkserver by default)",
+            "Measured", "References", "Files"]
 # Labels and paths a reader of the repository cannot follow: the source articles are cited by
 # their public titles, and paths are shown relative to the repository or to site-packages.
 UNFOLLOWABLE = re.compile(r"\bseeds? ?0[0-9]{2}\b|\.\./shared|shared" r"/seeds"

@@ -81,3 +81,13 @@ def test_manager_lock_costs_a_round_trip_per_use(report):
     # Each acquire and each release is a request to the manager's server process and its
     # answer (the declared bound compares it with the context's own Lock).
     assert figures["manager_lock_us"] >= 5
+
+
+def test_forkserver_needs_the_lock_from_the_loaders_own_context(report):
+    # The message a Python 3.14 user meets with fixed.py's fork-context lock, before any draw,
+    # then the same fix with its lock from the forkserver context: no repeat, no lost mark.
+    run = report["variants"]["measure_forkserver"]
+    assert ("RuntimeError: A SemLock created in a fork context is being shared with a process "
+            "in a spawn context") in run["output_tail"]
+    seen, drawn = _marks_seen_by_main(run)
+    assert seen == drawn == 512

@@ -113,3 +113,14 @@ def test_worker_exceptions_are_not_silent(report):
 
 def test_every_run_cleaned_up_its_record_files(report):
     assert _record_folders() - RECORD_FOLDERS_BEFORE == set()
+
+
+def test_forkserver_names_no_signal_and_reports_the_death_late(report):
+    # Python 3.14's default start method: the worker is the fork server's child, so no SIGCHLD
+    # reaches the training process: the worker's own ERROR line is the only trace of the signal,
+    # and the status check that finds the worker gone waits its 5 s first.
+    out = report["variants"]["measure_forkserver"]["output_tail"]
+    assert "ERROR: Unexpected segmentation fault encountered in worker." in out
+    assert "is killed by signal" not in out
+    assert re.search(r"RuntimeError: DataLoader worker \(pid\(s\) \d+\) exited unexpectedly", out)
+    assert "_queue.Empty" in out

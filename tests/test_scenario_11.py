@@ -49,3 +49,13 @@ def test_one_worker_hides_the_bug(report):
     alone = report["variants"]["measure_one_worker"]
     assert _workers_seen(alone) == 1
     assert alone["metrics"]["wrong_samples"] == 0 < report["variants"]["broken"]["metrics"]["wrong_samples"]
+
+
+def test_forkserver_turns_the_silent_race_into_a_pickling_error(report):
+    # Python 3.14's default start method: PyTorch's warning and the TypeError before any sample,
+    # then fixed.py under the same start method reads every record right.
+    myth = report["variants"]["myth_forkserver"]
+    assert "Got pickle error when attempting to start a worker Process" in myth["output_tail"]
+    assert "TypeError: cannot pickle '_io.BufferedReader' object" in myth["output_tail"]
+    assert re.search(r"all \d+ samples match their checksums", myth["output_tail"])
+    assert myth["metrics"]["wrong_samples"] == 0 < report["variants"]["broken"]["metrics"]["wrong_samples"]

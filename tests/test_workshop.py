@@ -1,0 +1,304 @@
+"""The graded exercises (scenarios/workshop.py): every scenario's fixed.py passes as an attempt and
+its broken.py does not, judged on the runs the suite already made; the easy ways out fail with a
+sentence that says why; fixes that are not ours pass; practice, hints, status and bad input.
+
+End to end (a run each, ~3 s of `import torch` plus the script): the alternative fixes of 02, 03
+and 05, and one cheat whose run is the evidence (no workers).  Everything else is judged without
+running a script, on a recorded result or on the source alone.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO_ROOT, run_scenario_json
+from scenarios import workshop
+from scenarios.declarations import discover
+from scenarios.runner import _recorded
+
+SCENARIOS = discover()
+NUMBERS = list(SCENARIOS)
+ATTEMPTS = REPO_ROOT / "tests" / "workshop_attempts"
+
+
+def source(number: str, variant: str) -> str:
+    return SCENARIOS[number].script(variant).read_text()
+
+
+def recorded(number: str, variant: str) -> dict:
+    """This session's run of the variant, the one every test and notebook shares (the runner
+    keeps each result in CLINIC_RESULTS_DIR); where none is there yet, that variant alone runs."""
+    kept = _recorded(SCENARIOS[number], variant)
+    if kept and kept.is_file():
+        return json.loads(kept.read_text())
+    return run_scenario_json(number, variant)["variants"][variant]
+
+
+def graded(number: str, variant: str, attempt: str | None = None) -> workshop.Grade:
+    """The grade of a variant's recorded run, as if it were an attempt (nothing runs again)."""
+    result = recorded(number, variant)
+    return workshop.grade(SCENARIOS[number], result, attempt or source(number, variant), source(number, "broken"))
+
+
+def check_source(number: str, text: str, tmp_path) -> workshop.Grade:
+    path = tmp_path / f"attempt_{number}.py"
+    path.write_text(text)
+    return workshop.check(number, path)
+
+
+def cli(*args, env=None, **kwargs):
+    return subprocess.run([sys.executable, "-m", "scenarios", *args], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=120, env={**os.environ, **(env or {})}, **kwargs)
+
+
+def make(*targets):
+    # PYTHON given: the Makefile uses it as it is, and never sets up .venv in a test.
+    return subprocess.run(["make", "--no-print-directory", f"PYTHON={sys.executable}", *targets],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+
+
+# ------------------------------------------------------------ every scenario is an exercise
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_every_scenario_declares_its_exercise(number):
+    scenario = SCENARIOS[number]
+    exercise = workshop.exercise_of(scenario)
+    assert len(exercise.get("hints", [])) == 3 and exercise.get("lesson")
+    named = re.findall(r"fixes/(\w+)\.py", exercise["hints"][2])
+    assert all((REPO_ROOT / "fixes" / f"{name}.py").is_file() for name in named)
+    assert exercise.get("min_workers", 1) >= 1
+    broken = workshop.module_constants(__import__("ast").parse(source(number, "broken")))
+    assert set(exercise.get("allowed", [])) <= set(broken)
+    assert set(exercise.get("ignore", [])) <= set(scenario.variants["fixed"].get("metrics", {}))
+    # What grading keeps, fixed.py keeps: our own fix passes the static checks.
+    assert workshop.static_problems(scenario, source(number, "fixed"), source(number, "broken")) == []
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_fixed_as_an_attempt_passes(number):
+    grade = graded(number, "fixed")
+    assert grade.state == workshop.PASSED, grade.problems
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_broken_as_an_attempt_does_not_pass(number):
+    grade = graded(number, "broken")
+    assert grade.state == workshop.NOT_YET
+    # The first sentence says what the run did against what fixed needs.
+    assert re.search(r"(ended with an error|a hang|killed by|worker process).*", grade.problems[0])
+
+
+# ------------------------------------------------------------ the easy ways out
+
+def test_a_smaller_workload_fails_without_a_run(tmp_path):
+    attempt = source("03", "broken").replace("IMAGES = 200_000", "IMAGES = 100")
+    grade = check_source("03", attempt, tmp_path)
+    assert grade.state == workshop.NOT_YET and grade.result is None
+    assert "you changed IMAGES from 200000 to 100" in grade.problems[0]
+    assert "fix the cause instead" in grade.problems[0]
+
+
+def test_a_raised_budget_fails(tmp_path):
+    attempt = source("03", "broken").replace("WORKER_GROWTH_BUDGET_MB = 50", "WORKER_GROWTH_BUDGET_MB = 5000")
+    assert "you changed WORKER_GROWTH_BUDGET_MB from 50 to 5000" in check_source("03", attempt, tmp_path).problems[0]
+    # A budget imported from the scenario's helper module, set again in the attempt:
+    attempt = source("07", "fixed").replace("\n\nclass RemoteImages", "\nUTILISATION_TARGET = 0.1\n\n\nclass RemoteImages")
+    assert "you set UTILISATION_TARGET = 0.1 over the value broken.py imports" in \
+        check_source("07", attempt, tmp_path).problems[0]
+
+
+def test_a_smaller_batch_fails(tmp_path):
+    attempt = source("02", "broken").replace("batch_size=8", "batch_size=1")
+    assert "you set batch_size=1 (broken.py: 8)" in check_source("02", attempt, tmp_path).problems[0]
+
+
+def test_num_workers_0_fails_by_source_and_by_what_the_runner_saw(tmp_path):
+    attempt = source("05", "broken").replace("num_workers=2", "num_workers=0")
+    assert "you set num_workers=0 (broken.py: 2)" in check_source("05", attempt, tmp_path).problems[0]
+
+
+# Tests that read a scenario's recorded runs carry its number in their id: `make test` then
+# gives them the pytest worker of that scenario's group (conftest.py), which runs each variant once.
+@pytest.mark.parametrize("number", ["11"])
+def test_one_worker_where_the_race_needs_two_fails_on_what_the_runner_saw(number):
+    # Scenario 11's measure_one_worker completes with every checksum right (one worker alone
+    # moves the shared offset); only the runner's own count of workers fails it.
+    grade = graded(number, "measure_one_worker", attempt=source(number, "broken"))
+    assert grade.problems == [grade.problems[0]]
+    assert grade.problems[0].startswith("the runner saw 1 worker process below the script; "
+                                        "the exercise needs at least 2")
+
+
+def test_make_check_fails_num_workers_0_on_what_the_runner_saw(tmp_path):
+    # A name the source check cannot read: the run is the evidence, and the declaration of
+    # `fixed` alone would pass it (no repeats without workers).
+    attempt = tmp_path / "no_workers.py"
+    attempt.write_text(source("05", "fixed").replace("CONTEXT = ", "WORKERS = 0\nCONTEXT = ")
+                                            .replace("num_workers=2,", "num_workers=WORKERS,")
+                                            .replace("multiprocessing_context=CONTEXT",
+                                                     "multiprocessing_context=CONTEXT if WORKERS else None"))
+    done = make("check-05", f"FILE={attempt}")
+    # make says "Error 1" and exits 2 for any failed recipe; `python -m scenarios check` exits 1.
+    assert done.returncode == 2 and "check-05] Error 1" in done.stderr, done.stdout + done.stderr
+    assert "512 draws, 0 repeated an instance" in done.stdout
+    assert ("  - the runner saw 0 worker processes below the script; the exercise needs at least 2: "
+            "it is about DataLoader workers, and fewer of them (num_workers=0, say) hides a failure "
+            "instead of fixing it") in done.stdout
+
+
+def test_a_deleted_check_fails(tmp_path):
+    broken = source("05", "broken")
+    check = broken[broken.index("    if repeats:"):broken.index('\n\nif __name__')]
+    grade = check_source("05", broken.replace(check, "    pass"), tmp_path)
+    assert any(p.startswith("broken.py's `if repeats:` (line") and "fix the cause, not the check" in p
+               for p in grade.problems)
+
+
+def test_printing_the_expected_lines_fails(tmp_path):
+    fake = ('print("metric draws=512")\nprint(f"metric repeats={0}")\nprint("metric lost_updates=0")\n'
+            'print("512 draws, 0 repeated an instance")\n')
+    grade = check_source("05", fake, tmp_path)
+    assert grade.result is None
+    said = "\n".join(grade.problems)
+    assert "the attempt prints `metric repeats=` with a fixed value" in said
+    assert "broken.py's `if repeats:`" in said and "you removed BAGS" in said
+    # The real measurement kept, and a second, fixed line after it:
+    broken = source("05", "broken")
+    grade = check_source("05", broken.replace('    print(f"metric lost_updates={lost}")\n',
+                                              '    print(f"metric lost_updates={lost}")\n    print("metric repeats=0")\n'),
+                         tmp_path)
+    assert grade.problems == ["the attempt prints `metric repeats=` with a fixed value; the grade reads "
+                              "figures the script measures, so printing the expected line cannot pass"]
+
+
+@pytest.mark.parametrize("number", ["05"])
+def test_a_figure_reported_twice_fails(number):
+    result = recorded(number, "fixed")
+    result = dict(result, output_tail=result["output_tail"] + "\nmetric repeats=3")
+    grade = workshop.grade(SCENARIOS["05"], result, source("05", "fixed"), source("05", "broken"))
+    assert "it reported repeats 2 times (0, 3); a figure is reported once" in grade.problems
+
+
+# ------------------------------------------------------------ fixes that are not ours
+
+def test_numpy_arrays_pass_exercise_03():
+    grade = workshop.check("03", ATTEMPTS / "03_numpy_arrays.py")
+    assert grade.state == workshop.PASSED, grade.problems
+    assert grade.result["metrics"]["sampled_worker_uss_growth_mb"] < 40
+
+
+def test_a_multiprocessing_array_and_its_lock_pass_exercise_05():
+    grade = workshop.check("05", ATTEMPTS / "05_multiprocessing_array.py")
+    assert grade.state == workshop.PASSED, grade.problems
+    assert grade.result["metrics"]["repeats"] == 0
+
+
+def test_make_check_passes_another_handling_of_bad_files():
+    done = make("check-02", "FILE=tests/workshop_attempts/02_markers_and_own_collate.py")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✔ passed: exercise 02 · tests/workshop_attempts/02_markers_and_own_collate.py" in done.stdout
+    assert "named all 13 unreadable files" in done.stdout
+
+
+# ------------------------------------------------------------ practice, hints, solution, status
+
+def test_practice_copies_broken_and_never_overwrites(tmp_path):
+    said = workshop.practice("5", folder=tmp_path)
+    attempt = tmp_path / "05_shared_state_races.py"
+    assert attempt.read_text() == source("05", "broken")
+    assert "make check-05" in said and "scenarios/05_shared_state_races/README.md" in said
+    attempt.write_text("# my attempt, half done\n")
+    said = workshop.practice("05", folder=tmp_path)
+    assert attempt.read_text() == "# my attempt, half done\n"
+    assert "already there" in said
+
+
+def test_hints_come_one_at_a_time_then_the_last_again(tmp_path):
+    hints = workshop.exercise_of(SCENARIOS["12"])["hints"]
+    shown = [workshop.hint("12", folder=tmp_path) for _ in range(4)]
+    assert [text.split(": ", 1)[0] for text in shown] == [
+        "Hint 1 of 3 for exercise 12", "Hint 2 of 3 for exercise 12", "Hint 3 of 3 for exercise 12",
+        "Hint 3 of 3 for exercise 12"]
+    assert hints[0] in shown[0] and hints[2] in shown[3] and "make solution-12" in shown[3]
+
+
+def test_solution_is_our_diff(tmp_path):
+    done = cli("solution", "12", "--yes", env={"CLINIC_WORKSHOP_DIR": str(tmp_path)})
+    assert done.returncode == 0
+    assert "+++ scenarios/12_identical_augmentations/fixed.py" in done.stdout
+    assert re.search(r"^\+.*# FIX:", done.stdout, flags=re.M)
+    # Not shown unless asked: without a terminal to answer, it says how to ask.
+    done = cli("solution", "12", env={"CLINIC_WORKSHOP_DIR": str(tmp_path)}, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0 and done.stdout == "" and "SHOW=1" in done.stderr
+
+
+def test_status_reads_attempts_and_the_last_grade(tmp_path):
+    workshop.practice("05", folder=tmp_path)
+    workshop.practice("12", folder=tmp_path)
+    text = (tmp_path / "12_identical_augmentations.py").read_text()
+    passed = workshop.Grade("12", "workshop/12_identical_augmentations.py", workshop.PASSED, [], {"seconds": 5})
+    workshop._record_grade(SCENARIOS["12"], passed, text, folder=tmp_path)
+    states = {row["exercise"]: row["state"] for row in workshop.status(folder=tmp_path)}
+    assert states["01"] == "not started"
+    assert states["05"] == "not yet (never checked)"
+    assert states["12"] == "passed"
+    assert f"1 of {len(NUMBERS)} passed" in workshop.status_table(workshop.status(folder=tmp_path))
+    (tmp_path / "12_identical_augmentations.py").write_text(text + "\n# changed\n")
+    states = {row["exercise"]: row["state"] for row in workshop.status(folder=tmp_path)}
+    assert states["12"] == "not yet (changed since it passed)"
+
+
+# ------------------------------------------------------------ cannot run here: status 3
+
+def test_a_machine_without_what_the_scenario_needs_is_status_3(monkeypatch, tmp_path):
+    monkeypatch.setattr(workshop, "missing_needs", lambda scenario: "needs the 'fork' start method")
+    with pytest.raises(workshop.CannotRunHere, match="scenario 05 cannot run here: needs the 'fork'"):
+        workshop.check("05", SCENARIOS["05"].script("fixed"))
+
+
+def test_an_attempt_that_exits_3_cannot_run_here():
+    result = {"outcome": "cannot-run", "seconds": 0.4, "worker_processes_seen": 0, "exit_code": 3,
+              "evidence": "cannot run here: needs unprivileged user namespaces", "output_tail": ""}
+    grade = workshop.grade(SCENARIOS["04"], result, source("04", "fixed"), source("04", "broken"))
+    assert grade.state == workshop.CANNOT_RUN and grade.exit_status == 3
+    assert grade.problems == ["this machine cannot run it: cannot run here: needs unprivileged user namespaces"]
+
+
+# ------------------------------------------------------------ bad input: status 2, no traceback
+
+@pytest.mark.parametrize("args, said", [
+    (["check", "99"], "error: no scenario 99; available: 01"),
+    (["check", "x5"], "error: 'x5' is not a scenario number"),
+    (["check", "05", "no/such/file.py"], "error: no file no/such/file.py"),
+    (["check", "05"], "error: no attempt"),
+    (["check", "05", "tests"], "error: tests is a folder"),
+    (["hint", "42"], "error: no scenario 42"),
+    (["practice", "42"], "error: no scenario 42"),
+])
+def test_bad_input_is_one_line_and_status_2(args, said, tmp_path):
+    done = cli(*args, env={"CLINIC_WORKSHOP_DIR": str(tmp_path)})
+    assert done.returncode == 2
+    assert done.stderr.startswith(said) and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_syntax_error_is_shown_as_the_attendees_own(tmp_path):
+    attempt = tmp_path / "attempt.py"
+    attempt.write_text(source("05", "broken").replace("BAGS * VISITS", "BAGS * (VISITS", 1))
+    done = cli("check", "05", str(attempt))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "error: the attempt is not valid Python:"
+    assert re.match(rf'  File "{re.escape(str(attempt))}", line \d+$', lines[1])
+    assert lines[-1].startswith("SyntaxError: ") and "^" in lines[-2]
+
+
+def test_a_file_that_is_not_python_text(tmp_path):
+    attempt = tmp_path / "model.pt"
+    attempt.write_bytes(b"\x80\x02\xff\xfe binary")
+    done = cli("check", "05", str(attempt))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "is not Python source" in done.stderr

@@ -1,0 +1,66 @@
+"""Scenario 03, an attendee's fix that is not ours: the two fields read, as numpy arrays.
+
+    python scenarios/03_list_refcount_growth/broken.py   # fails its memory budget
+    python scenarios/03_list_refcount_growth/fixed.py    # stays well within it
+
+A detection dataset holds 200,000 annotation records; two forked workers read
+through them once while the script samples each worker's private memory (USS).
+broken.py keeps the records as a list of dicts: each worker grows by well over
+100 MB although no code writes to them, since reading a Python object writes
+to its reference count, and the script fails its budget check (on a real
+dataset, this growth times the workers brings the OOM killer).  fixed.py packs
+the same records into one buffer: the same epoch, the same objects counted,
+and a few MB of growth at most.
+"""
+import sys
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from scenarios.instruments import WorkerMemoryWatch
+from scenarios.synthetic_data import detection_annotations
+
+IMAGES = 200_000
+WORKER_GROWTH_BUDGET_MB = 50
+
+
+class DetectionDataset(Dataset):
+    def __init__(self, count):
+        records = detection_annotations(count)
+        # FIX: two numpy arrays are two objects: a worker reads their data pages and writes none.
+        self.first_boxes = np.array([record["boxes"][0] for record in records], dtype=np.float32)
+        self.label_counts = np.array([len(record["labels"]) for record in records], dtype=np.int64)
+
+    def __len__(self):
+        return len(self.label_counts)
+
+    def __getitem__(self, index):
+        return torch.from_numpy(self.first_boxes[index].copy()), int(self.label_counts[index])
+
+
+def main(dataset_class=DetectionDataset, max_steps=None):
+    loader = DataLoader(dataset_class(IMAGES), batch_size=256, num_workers=2,
+                        multiprocessing_context="fork")
+    batches = iter(loader)  # forks the workers
+    watch = WorkerMemoryWatch()
+    watch.sample()  # their baseline, before they have read much
+    objects = 0
+    for step, (first_boxes, label_counts) in enumerate(batches):
+        objects += int(label_counts.sum())
+        if step % 25 == 0:
+            watch.sample()
+        if step == max_steps:
+            break
+    watch.sample()
+    growth = watch.growth_mb()
+    print(f"read {step + 1} batches, {objects} annotated objects")
+    print(f"metric worker_uss_growth_mb={growth:.1f}")
+    if growth > WORKER_GROWTH_BUDGET_MB:
+        sys.exit(f"worker memory grew {growth:.0f} MB during the epoch "
+                 f"(budget {WORKER_GROWTH_BUDGET_MB} MB): copy-on-read of the Python objects")
+    print(f"worker memory grew {growth:.1f} MB, within the {WORKER_GROWTH_BUDGET_MB} MB budget")
+
+
+if __name__ == "__main__":
+    main()
