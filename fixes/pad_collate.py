@@ -34,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
+from torch.nn.utils.rnn import pad_sequence
 from torch.utils.data import Sampler
 from torch.utils.data.dataloader import default_collate
 
@@ -81,11 +82,21 @@ def pad_tensors(tensors: Sequence[torch.Tensor], pad_value=0, dims=(0,), pad_to_
     shape = list(tensors[0].shape)
     for d, size in zip(dims, padded_sizes):
         shape[d] = size
-    values = torch.full((len(tensors), *shape), pad_value, dtype=tensors[0].dtype)
-    mask = torch.zeros((len(tensors), *padded_sizes), dtype=torch.bool)
-    for i, t in enumerate(tensors):
-        values[(i, *(slice(0, n) for n in t.shape))] = t
-        mask[(i, *(slice(0, n) for n in sizes[i].tolist()))] = True
+    if dims == (0,):  # sequences: one call into torch instead of a copy per sample
+        values = pad_sequence(tensors, batch_first=True, padding_value=pad_value)
+        if values.shape[1] < padded_sizes[0]:
+            extra = torch.full((len(tensors), padded_sizes[0] - values.shape[1], *shape[1:]), pad_value,
+                               dtype=values.dtype)
+            values = torch.cat([values, extra], dim=1)
+    else:
+        values = torch.full((len(tensors), *shape), pad_value, dtype=tensors[0].dtype)
+        for i, t in enumerate(tensors):
+            values[(i, *(slice(0, n) for n in t.shape))] = t
+    # True where a value is the sample's own: inside its size along every padded dim.
+    mask = torch.ones((len(tensors), *padded_sizes), dtype=torch.bool)
+    for k, size in enumerate(padded_sizes):
+        inside = torch.arange(size) < sizes[:, k, None]  # (batch, size)
+        mask &= inside.view(len(tensors), *(size if j == k else 1 for j in range(len(dims))))
     return Padded(values, sizes[:, 0].clone() if len(dims) == 1 else sizes, mask)
 
 

@@ -43,6 +43,8 @@ from __future__ import annotations
 import ast
 import functools
 import io
+import multiprocessing.context
+import multiprocessing.reduction
 import pickle
 import sys
 import types
@@ -71,11 +73,13 @@ def _skip_data() -> None:
     return None
 
 
-class _ProbePickler(pickle.Pickler):
-    """Pickles into nothing, skips bulk data, and notes every object named from __main__."""
+class _ProbePickler(multiprocessing.reduction.ForkingPickler):
+    """Pickles into nothing, as a worker's start does (multiprocessing's own reductions for its
+    locks, queues, shared values and connections included), skips bulk data, and notes every
+    object named from __main__."""
 
     def __init__(self):
-        super().__init__(_NullWriter(), protocol=pickle.HIGHEST_PROTOCOL)
+        super().__init__(_NullWriter(), pickle.HIGHEST_PROTOCOL)
         self.from_main: list[Any] = []
 
     def reducer_override(self, obj):
@@ -87,18 +91,35 @@ class _ProbePickler(pickle.Pickler):
 
 
 def _is_bulk_data(obj) -> bool:
+    # Tensors and storages too: pickled for real, torch's reductions would move them to shared memory.
     kind = type(obj)
     return (kind.__module__, kind.__name__) in {("numpy", "ndarray"), ("torch", "Tensor")} or (
-        kind.__module__.startswith("torch") and kind.__name__.endswith("Tensor")
-        and hasattr(obj, "untyped_storage"))
+        kind.__module__.startswith("torch") and (
+            (kind.__name__.endswith("Tensor") and hasattr(obj, "untyped_storage"))
+            or kind.__name__.endswith("Storage")))
+
+
+class _StartingWorker:
+    """Stands for the worker being started: multiprocessing's Lock, Queue and Value pickle
+    only while a process starts (and a Lock only if made with a spawn-like context); what
+    holds a descriptor hands it over through the process being started."""
+
+    def duplicate_for_child(self, fd: int) -> int:
+        return fd
+
+    def DupFd(self, fd: int) -> int:  # noqa: N802 -- the name multiprocessing calls
+        return fd
 
 
 def _probe(obj) -> tuple[Exception | None, list[Any]]:
     pickler = _ProbePickler()
+    multiprocessing.context.set_spawning_popen(_StartingWorker())
     try:
         pickler.dump(obj)
     except Exception as err:  # pickle raises AttributeError, TypeError or PicklingError
         return err, pickler.from_main
+    finally:
+        multiprocessing.context.set_spawning_popen(None)
     return None, pickler.from_main
 
 

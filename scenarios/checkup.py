@@ -118,6 +118,11 @@ FIXES = {
     "worker-crash": "fixes/native_crash.py (CrashTrail shows the worker's Python stack and last sample; check_span "
                     "before native code trusts a header); with num_workers=0 the crash happens in your process, "
                     "where faulthandler can show it",
+    "lock-context": "make the lock (or Value, Queue) with the loader's own context: "
+                    "ctx = multiprocessing.get_context(method); ctx.Lock(), and pass multiprocessing_context=ctx",
+    "tensors-at-worker-start": "keep the dataset's tensors in one flat tensor (or a numpy array) and slice it: "
+                               "under spawn and forkserver each tensor travels to a new worker as one descriptor, "
+                               "and a process start takes at most 256",
     "worker-error": "fixes/bad_samples.py (SkipBadSamples + collate_good_samples turn a bad sample into a reported "
                     "event), or repair the data first (scan_images)",
     "spawn-start-up": "persistent_workers=True pays the start-up once per run instead of once per epoch",
@@ -796,9 +801,11 @@ def static_findings(loader, setup: Setup, holdings: Holdings) -> list[Finding]:
             "on I/O rather than computing")
 
     if workers and not setup.timeout:  # 01: timeout=0 waits forever for a worker that stopped
+        stops = "a lock inherited at fork, a full /dev/shm" if setup.start_method == "fork" else \
+            "a deadlock in __getitem__, a full /dev/shm"
         add("01", "note", "timeout",
-            "timeout=0 (the default): a worker that stops (a lock inherited at fork, a full /dev/shm) leaves "
-            "the loop waiting forever without a message")
+            f"timeout=0 (the default): a worker that stops ({stops}) leaves the loop waiting forever "
+            "without a message")
 
     if workers and torch.multiprocessing.get_sharing_strategy() == "file_system":  # 08
         add("08", "note", "shm-leak",
@@ -927,6 +934,8 @@ ERROR_MAP = [
      r"|Trying to resize storage that is not resizable", "16", "variable-size-batch"),
     (r"unable to allocate shared memory|No space left on device|Bus error", "04", "shm-in-flight"),
     (r"Too many open files", "08", "descriptor-budget"),
+    (r"SemLock created in a fork context", "05", "lock-context"),
+    (r"too many fds", "16", "tensors-at-worker-start"),
     (r"Can't pickle|Can't get attribute|cannot pickle|PicklingError|bootstrapping phase", "09", "pickle-for-workers"),
     (r"DataLoader timed out after", "01", "hang"),
     (r"killed by signal: Killed", "10", "memory-in-flight"),

@@ -34,6 +34,48 @@ def process_memory_mb(proc: psutil.Process) -> tuple[float, float] | None:
     return getattr(info, "uss", info.rss) / MIB, info.rss / MIB
 
 
+# Processes a loader starts that are not its workers: torch's shared-memory manager (the
+# file_system strategy), and multiprocessing's fork server and resource tracker (started by
+# forkserver, Python 3.14's default on Linux, and by spawn).  A forkserver loader's workers
+# are the fork server's children, not the training process's.
+_FORK_SERVER = "multiprocessing.forkserver"
+_HELPER_MARKS = ("torch_shm_manager", _FORK_SERVER, "multiprocessing.resource_tracker")
+
+
+def _command(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return cmdline.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def helper_kind(pid: int) -> str | None:
+    """Which helper process `pid` is ("torch_shm_manager", "multiprocessing.forkserver",
+    "multiprocessing.resource_tracker"), or None for a worker or a process that is gone."""
+    kind = next((mark for mark in _HELPER_MARKS if mark in _command(pid)), None)
+    if kind == _FORK_SERVER:  # its workers are forked from it, command line and all
+        try:
+            if _FORK_SERVER in _command(psutil.Process(pid).ppid()):
+                return None
+        except psutil.Error:
+            return None
+    return kind
+
+
+def worker_pids(pid: int | None = None) -> list[int]:
+    """The loader workers of process `pid` (default: this one): its children, the fork
+    server's children in its place, and no helper process."""
+    workers = []
+    for child in _children(pid or os.getpid()):
+        kind = helper_kind(child)
+        if kind == _FORK_SERVER:
+            workers.extend(c for c in _children(child) if helper_kind(c) is None)
+        elif kind is None:
+            workers.append(child)
+    return workers
+
+
 class WorkerMemoryWatch:
     """Call `sample()` now and then during an epoch; `growth_mb()` is the
     largest USS growth of any worker between its first and latest sample."""
@@ -43,12 +85,15 @@ class WorkerMemoryWatch:
         self.latest_mb: dict[int, float] = {}
 
     def sample(self) -> None:
-        for worker in psutil.Process().children():
-            measured = process_memory_mb(worker)
+        for pid in worker_pids():
+            try:
+                measured = process_memory_mb(psutil.Process(pid))
+            except psutil.Error:
+                measured = None
             if measured is None:  # the worker exited between listing and reading
                 continue
-            self.first_mb.setdefault(worker.pid, measured[0])
-            self.latest_mb[worker.pid] = measured[0]
+            self.first_mb.setdefault(pid, measured[0])
+            self.latest_mb[pid] = measured[0]
 
     def growth_mb(self) -> float:
         if not self.latest_mb:
@@ -94,7 +139,11 @@ def _proc_shm_files(pid: int, found: dict) -> None:
 
 def _children(pid: int) -> list[int]:
     kids = []
-    for task in os.listdir(f"/proc/{pid}/task"):
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:  # gone
+        return kids
+    for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/children") as listing:
                 kids.extend(int(child) for child in listing.read().split())
@@ -104,11 +153,11 @@ def _children(pid: int) -> list[int]:
 
 
 def loader_memory_bytes(pid: int | None = None) -> tuple[int, int, dict[int, int]]:
-    """(private bytes of the process and its children, /dev/shm bytes they hold,
-    private bytes per child).  A tensor in /dev/shm counts once, whoever maps it."""
+    """(private bytes of the process and its workers, /dev/shm bytes they hold, private
+    bytes per worker).  A tensor in /dev/shm counts once, whoever maps it."""
     pid = pid or os.getpid()
     private, per_child, shm = 0, {}, {}
-    for member in [pid, *_children(pid)]:
+    for member in [pid, *worker_pids(pid)]:
         try:
             size = _proc_private_bytes(member)
             _proc_shm_files(member, shm)

@@ -3,18 +3,9 @@ from __future__ import annotations
 
 import psutil
 
-from scenarios.instruments import process_memory_mb
+from scenarios.instruments import helper_kind, process_memory_mb
 
 SAMPLE_EVERY_S = 0.2
-# Helpers torch starts for the file_system sharing strategy: in the tree, but not workers.
-NOT_WORKERS = {"torch_shm_manager"}
-
-
-def process_name(proc: psutil.Process) -> str:
-    try:
-        return proc.name()
-    except psutil.Error:
-        return ""
 
 
 class MemorySeries:
@@ -37,7 +28,7 @@ class MemorySeries:
             if proc.pid == main.pid:
                 sample["main"] = round(uss, 1)
                 self.peak_rss["main"] = max(self.peak_rss["main"], rss)
-            elif process_name(proc) not in NOT_WORKERS:
+            elif helper_kind(proc.pid) is None:  # not torch's or multiprocessing's helpers
                 sample["workers"].append(round(uss, 1))
                 sample["pids"].append(proc.pid)
                 self.peak_rss["workers"] = max(self.peak_rss["workers"], rss)

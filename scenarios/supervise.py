@@ -25,7 +25,7 @@ import psutil
 
 from scenarios.declarations import REPO_ROOT
 from scenarios.host import py_spy_path
-from scenarios.sampling import NOT_WORKERS, process_name
+from scenarios.instruments import helper_kind
 
 # Show the paths of this machine as a reader's own would read: relative to the
 # repository, to site-packages, or to the standard library.
@@ -79,6 +79,7 @@ class Supervised:
         )
         self.lines: list[str] = []
         self.seen: dict[int, psutil.Process] = {}
+        self.helpers: set[int] = set()  # pids among `seen` that are not workers
         self._script: psutil.Process | None = None
         self._final_status: int | None = None
         self._reader = threading.Thread(target=self._read, args=(on_line,), daemon=True)
@@ -108,7 +109,10 @@ class Supervised:
             procs = psutil.Process(self.reaper.pid).children(recursive=True)
         except psutil.Error:
             procs = []
-        self.seen.update({p.pid: p for p in procs})
+        for proc in procs:
+            if proc.pid not in self.seen:
+                self.seen[proc.pid] = proc
+                self._note_helper(proc.pid)
         return procs
 
     def wait_noting_processes(self, seconds: float) -> None:
@@ -124,15 +128,22 @@ class Supervised:
                 try:
                     self.seen[pid] = psutil.Process(pid)
                 except psutil.Error:
-                    pass
+                    continue
+                self._note_helper(pid)
             time.sleep(PROCESS_POLL_S)
         time.sleep(max(0.0, deadline - time.monotonic()))
 
+    def _note_helper(self, pid: int) -> None:
+        # Read while the process lives: once it is gone, /proc no longer says what it was.
+        if helper_kind(pid):
+            self.helpers.add(pid)
+
     def workers_seen(self) -> int:
-        """How many processes ran below the script (torch's shared-memory helpers aside)."""
+        """How many processes ran below the script, torch's and multiprocessing's helper
+        processes (shared-memory manager, fork server, resource tracker) aside."""
         # The script is the reaper's first child: the lowest pid seen, where it ended too soon to be named.
         script = getattr(self.script(), "pid", None) or min(self.seen, default=None)
-        return sum(1 for pid, proc in self.seen.items() if pid != script and process_name(proc) not in NOT_WORKERS)
+        return sum(1 for pid in self.seen if pid != script and pid not in self.helpers)
 
     def exit_status(self) -> int | None:
         """The script's exit status (negative: killed by that signal), None while it runs."""

@@ -384,3 +384,16 @@ def test_a_scenarios_own_broken_loader_is_a_risk_of_that_scenario_alone(probed, 
     assert findings is not None, stderr
     risks = sorted({f["scenario"] for f in findings if f["level"] == "risk"})
     assert risks == [name[-2:]] and code == EXIT_NOT_AS_EXPECTED, findings
+
+
+@pytest.mark.parametrize("message, scenario, check", [
+    # What a Python 3.14 user meets (measured under forkserver on 3.11 in scenarios 05 and 16).
+    ("RuntimeError: A SemLock created in a fork context is being shared with a process in a spawn context. "
+     "This is not supported.", "05", "lock-context"),
+    ("ValueError: too many fds", "16", "tensors-at-worker-start"),
+    ("TypeError: cannot pickle '_thread.lock' object", "09", "pickle-for-workers"),
+    ("OSError: image file is truncated (3 bytes not processed)", "02", "worker-error"),
+])
+def test_a_probe_error_is_explained_by_its_scenario(message, scenario, check):
+    assert next((n, c) for pattern, n, c in checkup.ERROR_MAP if re.search(pattern, message)) == (scenario, check)
+    assert check in checkup.FIXES

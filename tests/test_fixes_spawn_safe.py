@@ -111,3 +111,20 @@ def test_a_class_defined_under_the_main_guard_is_reported_and_top_level_is_not(t
     assert done.returncode == 1
     assert "Guarded, which is defined inside `if __name__ == \"__main__\":`" in done.stderr
     assert "Define it at the top level" in done.stderr
+
+
+class Counted:
+    def __init__(self, lock, total):
+        self.lock, self.total = lock, total
+
+
+def test_multiprocessing_objects_are_judged_as_a_worker_start_would_send_them():
+    # Made with the loader's own start method, a Lock or Value reaches spawn/forkserver workers
+    # (scenario 05's fix on Python 3.14); a Lock of the fork context does not, with Python's words.
+    import multiprocessing
+    forkserver = multiprocessing.get_context("forkserver")
+    check_spawn_safe(Counted(forkserver.Lock(), forkserver.Value("i", 0)), "dataset")
+    with pytest.raises(SpawnSafetyError, match="A SemLock created in a fork context is being shared"):
+        check_spawn_safe(Counted(multiprocessing.get_context("fork").Lock(), 0), "dataset")
+    with pytest.raises(SpawnSafetyError, match=r"dataset.lock \(lock\).*cannot pickle '_thread.lock'"):
+        check_spawn_safe(Counted(threading.Lock(), 0), "dataset")

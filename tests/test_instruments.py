@@ -67,6 +67,30 @@ def test_watch_measures_a_real_loader_and_leaves_nothing_running():
     assert set(instruments._children(os.getpid())) <= children_before  # the worker was reaped
 
 
+def test_forkserver_workers_are_found_below_the_fork_server():
+    # Python 3.14's default: the workers are the fork server's children, and the fork server
+    # and resource tracker are no workers.  In a process of its own, so that no fork server
+    # outlives the test in pytest's.
+    script = textwrap.dedent("""
+        import multiprocessing, os, torch
+        from torch.utils.data import DataLoader
+        from scenarios.instruments import WorkerMemoryWatch, loader_memory_bytes, worker_pids
+        multiprocessing.set_forkserver_preload(["torch"])
+        loader = DataLoader(list(range(64)), batch_size=8, num_workers=2, persistent_workers=True,
+                            multiprocessing_context="forkserver")
+        it = iter(loader)
+        next(it)
+        watch = WorkerMemoryWatch()
+        watch.sample()
+        print(sorted(w.pid for w in it._workers) == sorted(worker_pids()), len(watch.latest_mb),
+              len(loader_memory_bytes()[2]))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "2", "2"]
+
+
 def test_fd_count_follows_files_opened_and_closed(tmp_path):
     before = open_fd_count()
     files = [open(tmp_path / f"f{i}", "w") for i in range(5)]
