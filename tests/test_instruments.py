@@ -67,7 +67,7 @@ def test_watch_measures_a_real_loader_and_leaves_nothing_running():
     assert set(instruments._children(os.getpid())) <= children_before  # the worker was reaped
 
 
-def test_forkserver_workers_are_found_below_the_fork_server():
+def test_forkserver_workers_are_found_below_the_fork_server(tmp_path):
     # Python 3.14's default: the workers are the fork server's children, and the fork server
     # and resource tracker are no workers.  In a process of its own, so that no fork server
     # outlives the test in pytest's.
@@ -85,8 +85,9 @@ def test_forkserver_workers_are_found_below_the_fork_server():
         print(sorted(w.pid for w in it._workers) == sorted(worker_pids()), len(watch.latest_mb),
               len(loader_memory_bytes()[2]))
     """)
+    # TMPDIR: such a process leaves its fork server's pymp-* folder behind, even at a normal exit.
     done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TMPDIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "2", "2"]
 
