@@ -30,6 +30,7 @@ def pytest_configure(config):
         config._clinic_results_dir = os.environ[RESULTS_ENV]
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist turns the marks into groups
 def pytest_collection_modifyitems(config, items):
     # `make test` runs two pytest workers (pytest-xdist, --dist loadgroup): every test of one
     # scenario goes to the same worker, which runs its variants once; other tests by file.
