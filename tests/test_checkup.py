@@ -75,22 +75,35 @@ def _examine(name):
             doctor_json(name, probe=True, prefix=(*USERNS_COMMAND, *SMALL_SHM))
     if name == "scenario_03":  # scenario 03's own loader: the growth measured, not only counted
         return checkup.examine_file(target("scenario_loaders", "scenario_03"), limit_s=PROBE_LIMIT_S)
-    if name in OWN_LOADERS:  # the scenarios' own broken loaders, static checks, each in a process of its own
-        code = ("import sys; from scenarios.checkup import main; "
-                f"sys.exit(main({target('scenario_loaders', name)!r}, as_json=True, probe=False))")
-        done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
-                              text=True, timeout=120)
-        return done.returncode, json.loads(done.stdout or "{}").get("findings"), done.stderr
+    if name == "own_loaders":  # the scenarios' own broken loaders, static checks, in one process of their own
+        done = subprocess.run([sys.executable, "-c", OWN_LOADERS_CODE, *OWN_LOADERS], cwd=REPO_ROOT,
+                              capture_output=True, text=True, timeout=120)
+        return json.loads(done.stdout or "{}"), done.stderr
     if name == "coco_annotations":  # static: no batch needed to count objects
         return checkup.examine_file(target(name), probe=False)
     return checkup.examine_file(target(name), limit_s=HANG_LIMIT_S if name == "label_service" else PROBE_LIMIT_S)
 
 
-# Scenario NN's own broken.py loader (tests/loaders/scenario_loaders.py:scenario_NN).
+# Scenario NN's own broken.py loader (tests/loaders/scenario_loaders.py:scenario_NN), each examined
+# by the doctor's command-line entry point, one after another in one process (one torch import):
+# {name: [exit status, findings]}.
 OWN_LOADERS = ["scenario_09", "scenario_11", "scenario_12", "scenario_13", "scenario_14"]
+OWN_LOADERS_CODE = f"""
+import io, json, sys
+from scenarios.checkup import main
+results = {{}}
+for name in sys.argv[1:]:
+    sys.stdout = io.StringIO()
+    try:
+        code = main("{LOADERS}/scenario_loaders.py:" + name, as_json=True, probe=False)
+        results[name] = [code, json.loads(sys.stdout.getvalue() or "{{}}").get("findings")]
+    finally:
+        sys.stdout = sys.__stdout__
+print(json.dumps(results))
+"""
 
 # The slow ones first, so that the short ones fill the gaps; the hang mostly waits.
-EXAMINED = ["label_service", "scenario_03", *OWN_LOADERS, "remote_images", "pool_decode", "augmented_crops", "coco_annotations",
+EXAMINED = ["label_service", "scenario_03", "own_loaders", "remote_images", "pool_decode", "augmented_crops", "coco_annotations",
             "clean_features", "clean_object", "corrupt_images", "native_decoder", "variable_sizes",
             "augmenting", "log_stream", "bag_draws", "pool_on_dataset"]
 
@@ -380,7 +393,9 @@ def test_a_thread_running_at_fork_is_noted_without_a_lock():
 
 @pytest.mark.parametrize("name", OWN_LOADERS)
 def test_a_scenarios_own_broken_loader_is_a_risk_of_that_scenario_alone(probed, name):
-    (code, findings, stderr), _ = probed[name]
+    (results, stderr), _ = probed["own_loaders"]
+    assert name in results, stderr
+    code, findings = results[name]
     assert findings is not None, stderr
     risks = sorted({f["scenario"] for f in findings if f["level"] == "risk"})
     assert risks == [name[-2:]] and code == EXIT_NOT_AS_EXPECTED, findings

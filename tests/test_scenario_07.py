@@ -49,7 +49,11 @@ def test_no_worker_count_beats_its_bound(report):
 
 def test_a_fourth_worker_adds_next_to_nothing(report):
     m = report["variants"]["measure_num_workers"]["metrics"]
-    # With 3 workers fetching outruns the model (3 / 80 ms > 1 / compute): the model's
-    # compute is the limit, and a fourth worker only costs memory.  Against the better of 2 and
-    # 3 workers: on a busy machine one configuration's rate alone wobbles by a third.
-    assert m["throughput_w4"] < 1.25 * max(m["throughput_w2"], m["throughput_w3"])
+    # With 3 workers fetching outruns the model (3 / 80 ms > 1 / compute): the model hardly waits
+    # any more, and that wait is all a fourth worker could remove.  Judged within each run, not
+    # by comparing two runs' throughput: on a busy machine the compute time, and with it the
+    # throughput, moves by a third from one run to the next (CI saw 18.4/s for 3, 23.3/s for 4;
+    # with two CPU hogs per core, the model still computed 90-95 % of the time with 3 workers).
+    assert m["utilisation_w3"] >= 0.8
+    # ...and with 4 workers the model's compute is the bound, not 4 / 80 ms.
+    assert m["bound_w4"] < 0.9 * 4 / 0.080

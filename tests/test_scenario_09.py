@@ -98,7 +98,7 @@ def test_class_under_the_main_guard_is_missing_in_mp_main(report):
 
 def test_spawn_restarts_workers_every_epoch_unless_persistent(report):
     m = report["variants"]["measure_spawn_cost"]["metrics"]
-    # Relative, not absolute: a later spawn epoch starts two interpreters, a persistent one none.
+    # Relative, not absolute: a later spawn epoch starts an interpreter, a persistent one none.
     assert m["spawn_later_epoch_s"] > m["spawn_persistent_later_epoch_s"]
     assert m["spawn_first_epoch_s"] > m["spawn_persistent_later_epoch_s"]
     assert m["spawn_later_epoch_s"] > m["fork_later_epoch_s"]

@@ -3,6 +3,7 @@ without set_epoch each rank gets epoch 0's order again every epoch, with no mess
 with it every epoch is new while the ranks still split each epoch between them (the padding
 duplicate the only sample both see); the two drop_last options; and the 2 ranks are bounded."""
 import re
+import tempfile
 import time
 
 import psutil
@@ -73,8 +74,9 @@ def _one_rank_fails(rank):
     dist.barrier()  # rank 0 would wait here for rank 1
 
 
-def test_a_rank_that_fails_takes_the_other_down_within_seconds():
+def test_a_rank_that_fails_takes_the_other_down_within_seconds(tmp_path, monkeypatch):
     two_ranks = load_scenario_module(FOLDER, "_two_ranks")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where torch writes a rank's traceback
     before = {child.pid for child in psutil.Process().children(recursive=True)}
     started = time.monotonic()
     # Whichever failure join() sees first: rank 1's own, or gloo's in rank 0, whose barrier
@@ -84,6 +86,7 @@ def test_a_rank_that_fails_takes_the_other_down_within_seconds():
         two_ranks.run_two_ranks(_one_rank_fails)
     assert time.monotonic() - started < 10
     assert [c.pid for c in psutil.Process().children(recursive=True) if c.pid not in before] == []
+    assert list(tmp_path.glob("pytorch-errorfile-*")) == []
 
 
 def test_without_gloo_the_script_says_it_cannot_run_here(monkeypatch, capsys):

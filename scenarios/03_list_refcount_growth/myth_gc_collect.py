@@ -6,7 +6,8 @@
 garbage in __getitem__.  A full collection walks every tracked object (here
 about 1.7 million) and writes to each one's GC header, so a worker copies
 those pages at its first sample instead of gradually.  It is also slow: this
-reads only 8 samples and projects the epoch.
+reads only 4 samples, one at a time with one in flight per worker, and projects
+the epoch.
 """
 import gc
 import sys
@@ -17,7 +18,7 @@ from torch.utils.data import DataLoader
 from broken import IMAGES, WORKER_GROWTH_BUDGET_MB, DetectionDataset
 from scenarios.instruments import WorkerMemoryWatch
 
-SAMPLES = 8
+SAMPLES = 4
 
 
 class CollectingDetectionDataset(DetectionDataset):
@@ -29,8 +30,8 @@ class CollectingDetectionDataset(DetectionDataset):
 
 
 def main():
-    loader = DataLoader(CollectingDetectionDataset(IMAGES), batch_size=4, num_workers=2,
-                        multiprocessing_context="fork")
+    loader = DataLoader(CollectingDetectionDataset(IMAGES), batch_size=1, num_workers=2,
+                        prefetch_factor=1, multiprocessing_context="fork")
     batches = iter(loader)
     watch = WorkerMemoryWatch()
     watch.sample()

@@ -26,6 +26,7 @@ def main():
                   f"bound {run['bound_per_s']:5.1f}/s ({run['ratio_to_bound']:.0%})")
             print(f"metric throughput_w{workers}={run['throughput_per_s']:.2f}")
             print(f"metric bound_w{workers}={run['bound_per_s']:.2f}")
+            print(f"metric utilisation_w{workers}={run['utilisation']:.3f}")
     print(f"metric speedup_w4_over_w0={throughput[4] / throughput[0]:.2f}")
 
 

@@ -2,9 +2,10 @@
 
     python scenarios/09_spawn_pitfalls/measure_spawn_cost.py
 
-Runs the fixed loader for a few epochs three ways and reports, per way, the
-seconds per epoch and how many worker processes were started (each batch
-carries the pid of the worker that made it).  Without persistent_workers
+Runs the fixed loader with one worker for two epochs three ways and reports,
+per way, the seconds per epoch and how many worker processes were started (each
+batch carries the pid of the worker that made it).  One worker is enough to
+show the price, which is paid per worker.  Without persistent_workers
 every epoch starts new workers; under spawn each one is a fresh interpreter
 that imports torch and this script again before its first batch.
 """
@@ -15,7 +16,7 @@ from torch.utils.data import DataLoader
 
 from fixed import SAMPLES, SensorReadings
 
-EPOCHS = 2
+EPOCHS, WORKERS = 2, 1
 WAYS = {  # name: (start method, persistent_workers)
     "fork": ("fork", False),
     "spawn": ("spawn", False),
@@ -29,7 +30,7 @@ class ReadingsWithPid(SensorReadings):
 
 
 def measure(start_method, persistent):
-    loader = DataLoader(ReadingsWithPid(SAMPLES), batch_size=64, num_workers=2,
+    loader = DataLoader(ReadingsWithPid(SAMPLES), batch_size=64, num_workers=WORKERS,
                         persistent_workers=persistent, multiprocessing_context=start_method)
     epoch_s, pids = [], set()
     for _ in range(EPOCHS):

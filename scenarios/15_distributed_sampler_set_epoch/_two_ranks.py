@@ -12,6 +12,7 @@ report(orders, samples) prints one line per epoch and returns the figures the sc
 as `metric` lines; orders[rank][epoch] is the list of indices in the order that rank's loop
 received them.
 """
+import contextlib
 import datetime
 import os
 import socket
@@ -92,6 +93,9 @@ def run_two_ranks(train):
             if process.is_alive():
                 process.kill()
                 process.join()
+        for error_file in ranks.error_files:  # torch leaves a failed rank's traceback file behind
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(error_file)
     if found is None and not results.empty():
         found = results.get()
     if found is None:
