@@ -5,7 +5,7 @@ import psutil
 
 from scenarios.instruments import helper_kind, process_memory_mb
 
-SAMPLE_EVERY_S = 0.2
+SAMPLE_EVERY_S = 0.3
 
 
 class MemorySeries:

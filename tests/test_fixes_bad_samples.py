@@ -11,6 +11,7 @@ from PIL import Image, UnidentifiedImageError
 from conftest import REPO_ROOT, load_scenario_module
 from fixes.bad_samples import (BadSample, CollatedBatch, SkipBadSamples, SkippedSamples,
                                TooManyBadSamples, collate_good_samples, load_rgb, scan_images)
+from fixes.bad_samples import main as prescan_main
 
 _corpus = load_scenario_module("02_corrupt_files", "_image_corpus")
 UNREADABLE, write_corpus = _corpus.UNREADABLE, _corpus.write_corpus
@@ -125,18 +126,17 @@ def test_scan_images_finds_exactly_the_planted_unreadable_files(tmp_path):
     assert len(bad) == 13
 
 
-def test_command_line_prescan(tmp_path):
-    def prescan(*args):
-        return subprocess.run([sys.executable, "-m", "fixes.bad_samples", *map(str, args)],
-                              cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-
-    (tmp_path / "clean").mkdir()
-    (tmp_path / "clean" / "a.jpg").write_bytes(_jpeg_bytes())
-    assert prescan(tmp_path / "clean").returncode == 0
+def test_command_line_prescan(tmp_path, capsys):
     write_corpus(tmp_path / "corpus")
-    done = prescan(tmp_path / "corpus")
+    # The command as a user types it, once; its other answers through the same main().
+    done = subprocess.run([sys.executable, "-m", "fixes.bad_samples", str(tmp_path / "corpus")],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert len(done.stdout.splitlines()) == 13 and "._0061.jpg: UnidentifiedImageError" in done.stdout
     assert "13 of 97 image files cannot be loaded" in done.stderr
-    missing = prescan(tmp_path / "nope")
-    assert missing.returncode == 2 and "not a directory" in missing.stderr
+    (tmp_path / "clean").mkdir()
+    (tmp_path / "clean" / "a.jpg").write_bytes(_jpeg_bytes())
+    assert prescan_main([str(tmp_path / "clean")]) == 0
+    assert "0 of 1 image files cannot be loaded" in capsys.readouterr().err
+    assert prescan_main([str(tmp_path / "nope")]) == 2
+    assert "not a directory" in capsys.readouterr().err

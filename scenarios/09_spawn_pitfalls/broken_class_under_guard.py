@@ -2,7 +2,7 @@
 
     python scenarios/09_spawn_pitfalls/broken_class_under_guard.py
 
-Expect, from each spawned worker:
+Expect, from the spawned worker:
     AttributeError: Can't get attribute 'SquaresDataset' on <module '__mp_main__' from '…'>
 and then in the main process:
     RuntimeError: DataLoader worker (pid(s) …) exited unexpectedly
@@ -21,7 +21,7 @@ if __name__ == "__main__":
         def __getitem__(self, index):
             return torch.tensor([float(index * index)])
 
-    loader = DataLoader(SquaresDataset(), batch_size=32, num_workers=2,
+    loader = DataLoader(SquaresDataset(), batch_size=32, num_workers=1,
                         multiprocessing_context="spawn")
     total = sum(batch.sum().item() for batch in loader)
     print(f"sum of squares: {total:.0f}")

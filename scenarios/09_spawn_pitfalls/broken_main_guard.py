@@ -2,7 +2,7 @@
 
     python scenarios/09_spawn_pitfalls/broken_main_guard.py
 
-Expect: each spawned worker re-runs this file from the top (its "running …
+Expect: the spawned worker re-runs this file from the top (its "running …
 as __mp_main__" line), reaches the DataLoader itself and stops with
     RuntimeError: An attempt has been made to start a new process before the
     current process has finished its bootstrapping phase. …
@@ -19,7 +19,7 @@ from broken import SAMPLES, SensorReadings
 print(f"running the top of {os.path.basename(__file__)} as {__name__} in pid {os.getpid()}")
 # BUG: no `if __name__ == "__main__":` guard: a spawned worker imports this
 # file to find what the parent pickled, and so runs the loop below itself.
-loader = DataLoader(SensorReadings(SAMPLES), batch_size=64, num_workers=2,
+loader = DataLoader(SensorReadings(SAMPLES), batch_size=64, num_workers=1,
                     multiprocessing_context="spawn")
 total = sum(batch.sum().item() for batch in loader)
 print(f"sum of all readings: {total:.1f}")

@@ -6,7 +6,7 @@ Runs three cells in a real Jupyter kernel, as a notebook on macOS or Windows
 (where spawn is the default) would, and prints what the notebook shows.
 Expect the training cell to fail with
     RuntimeError: DataLoader worker (pid(s) …) exited unexpectedly
-and the workers' own tracebacks, on the kernel's stderr (the terminal behind
+and the worker's own traceback, on the kernel's stderr (the terminal behind
 a notebook; ipykernel often, not always, copies them into the cell), to say
     AttributeError: Can't get attribute 'SquaresDataset' on <module '__main__' (built-in)>
 """
@@ -29,7 +29,7 @@ class SquaresDataset(Dataset):
         return torch.tensor([float(index * index)])
 '''
 TRAIN_CELL = '''
-loader = DataLoader(SquaresDataset(), batch_size=32, num_workers=2,
+loader = DataLoader(SquaresDataset(), batch_size=32, num_workers=1,
                     multiprocessing_context="spawn")
 total = sum(batch.sum().item() for batch in loader)
 print(f"sum of squares: {total:.0f}")

@@ -2,9 +2,9 @@
 
     python scenarios/09_spawn_pitfalls/fixed_main_guard.py
 
-Expect: one epoch through two spawned workers and the sum of the readings.
-The workers still import this file (as __mp_main__, one "running …" line
-each) but stop at the guard.
+Expect: one epoch through a spawned worker and the sum of the readings.
+The worker still imports this file (as __mp_main__, its own "running …"
+line) but stops at the guard.
 """
 import os
 
@@ -16,7 +16,7 @@ print(f"running the top of {os.path.basename(__file__)} as {__name__} in pid {os
 
 
 def main():
-    loader = DataLoader(SensorReadings(SAMPLES), batch_size=64, num_workers=2,
+    loader = DataLoader(SensorReadings(SAMPLES), batch_size=64, num_workers=1,
                         multiprocessing_context="spawn")
     total = sum(batch.sum().item() for batch in loader)
     print(f"sum of all readings: {total:.1f}")

@@ -47,7 +47,7 @@ def main():
         epoch_s, workers = measure(start_method, persistent)
         later = sum(epoch_s[1:]) / (EPOCHS - 1)  # workers already started, if persistent
         print(f"{name:>16}: epochs {', '.join(f'{s:.2f}' for s in epoch_s)} s; "
-              f"{workers} worker processes started")
+              f"{workers} worker process{'es' if workers > 1 else ''} started")
         print(f"metric {name}_first_epoch_s={epoch_s[0]:.3f}")
         print(f"metric {name}_later_epoch_s={later:.3f}")
         print(f"metric {name}_workers_started={workers}")
