@@ -4,6 +4,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import pytest
 import torch
@@ -151,3 +152,20 @@ def test_watch_and_free_space_in_a_private_8_mib_dev_shm():
     assert float(figures["free"]) == 8.0
     assert 4.0 <= float(figures["peak"]) <= 4.5
     assert float(figures["after"]) == 8.0
+
+
+def test_a_process_reads_as_exiting_from_its_exit_on():
+    # LoaderMemoryWatch keeps a sample only if no worker was exiting: the exiting flag must
+    # read True from the moment a process exits, as a zombie, and once it is gone.
+    assert not instruments._exiting(os.getpid())
+    child = os.fork()
+    if child == 0:
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 10
+        while not instruments._exiting(child):  # alive for a moment, then a zombie until reaped
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+    finally:
+        os.waitpid(child, 0)
+    assert instruments._exiting(child)
