@@ -7,7 +7,7 @@ Runs three cells in a real Jupyter kernel, as a notebook on macOS or Windows
 Expect the training cell to fail with
     RuntimeError: DataLoader worker (pid(s) …) exited unexpectedly
 and the worker's own traceback, on the kernel's stderr (the terminal behind
-a notebook; ipykernel often, not always, copies them into the cell), to say
+a notebook; ipykernel often, not always, copies it into the cell), to say
     AttributeError: Can't get attribute 'SquaresDataset' on <module '__main__' (built-in)>
 """
 import sys
