@@ -23,6 +23,7 @@ for check: the attempt is not fixed yet),
 import argparse
 import importlib.util
 import json
+import signal
 import sys
 
 from scenarios.host import EXIT_BAD_INPUT, EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK
@@ -183,5 +184,22 @@ def main(argv=None) -> int:
     return _combine(statuses)
 
 
+def _end_runs_on_termination() -> None:
+    """`timeout`, a closed terminal and a cancelled CI job send SIGTERM or SIGHUP: end as Ctrl-C
+    does, through each run's cleanup.  Otherwise the script, a hang by design in some variants,
+    would outlive this command with nobody left to enforce its limit.  Command line only: a
+    notebook or pytest using the runner keeps its own signal handling."""
+    endings = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+
+    def end(signum, frame):
+        for ending in endings:  # once: a second signal must not cut the cleanup short
+            signal.signal(ending, signal.SIG_IGN)
+        raise SystemExit(128 + signum)
+
+    for ending in endings:
+        signal.signal(ending, end)
+
+
 if __name__ == "__main__":
+    _end_runs_on_termination()
     sys.exit(main())

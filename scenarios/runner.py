@@ -65,7 +65,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
                 if sample:
                     live.update(elapsed, sample)
             run.wait_noting_processes(SAMPLE_EVERY_S)
-    finally:  # also on Ctrl-C: nothing outlives the run
+    finally:  # also on Ctrl-C, and on SIGTERM or SIGHUP to the command line: nothing outlives the run
         seconds = time.monotonic() - started
         survivors = run.finish()
         live.close()

@@ -1,9 +1,12 @@
 """The runner: limits, process-tree cleanup, outcome classification, bad input."""
 import ctypes
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import psutil
@@ -257,3 +260,54 @@ def test_measured_block_is_written_between_the_markers(tmp_path, monkeypatch):
     text = readme.read_text()
     assert "old" not in text and text.endswith("## References\n")
     assert "| `broken` | error | 1.2 | `OSError: a \\| b` | images_consumed=32 |" in text
+
+
+def test_a_terminated_command_ends_its_run_and_leaves_nothing(tmp_path):
+    # `timeout`, a closed terminal, a cancelled CI job: SIGTERM to the command must end the run as
+    # Ctrl-C does; otherwise 01's broken.py, a hang by design, would outlive it with no limit.
+    env = {k: v for k, v in os.environ.items() if k != runner.RESULTS_ENV}  # a run, not a reuse
+    env["TMPDIR"] = str(tmp_path)
+    command = subprocess.Popen([sys.executable, "-m", "scenarios", "run", "01", "--variant", "broken", "--json"],
+                               cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline, script = time.monotonic() + 30, None
+        while script is None:
+            assert time.monotonic() < deadline and command.poll() is None, "the script never started"
+            time.sleep(0.1)
+            script = next((p for p in psutil.Process(command.pid).children(recursive=True)
+                           if _command_line(p)[1:] and _command_line(p)[1].endswith("broken.py")), None)
+        reaper = script.parent()
+        while not script.children():  # the hang: the workers are up, waiting on the inherited lock
+            assert time.monotonic() < deadline and command.poll() is None, "no worker started"
+            time.sleep(0.1)
+        command.send_signal(signal.SIGTERM)
+        status = command.wait(timeout=20)
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.wait()
+    # The script runs in a session of its own, its workers with it, below the reaper: none of
+    # them may be left (without the handler all four were, hanging on the lock).
+    deadline = time.monotonic() + 10
+    while left := [p for p in psutil.process_iter() if _session(p) in (script.pid, reaper.pid)]:
+        if time.monotonic() > deadline:
+            for proc in left:
+                proc.kill()
+            pytest.fail(f"left running after the command ended: {left}")
+        time.sleep(0.1)
+    assert status == 128 + signal.SIGTERM  # ended through the runner's cleanup, not by the signal
+    assert list(tmp_path.glob("clinic-run-*")) == []
+
+
+def _command_line(proc) -> list:
+    try:
+        return proc.cmdline()
+    except psutil.Error:
+        return []
+
+
+def _session(proc) -> int | None:
+    try:
+        return os.getsid(proc.pid)
+    except OSError:
+        return None
