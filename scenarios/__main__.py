@@ -18,7 +18,8 @@ Workshop exercises (scenarios/workshop.py, scenarios/WORKSHOP.md):
 Exit status, the same for every command: 0 as it should be, 1 not as it should be
 (a variant did not show what its declaration says; for the doctor on a loader: risks found;
 for check: the attempt is not fixed yet),
-2 bad input, 3 cannot run here.
+2 bad input, 3 cannot run here.  Stopped by Ctrl-C, SIGTERM or SIGHUP, it first ends and
+reaps the run in progress, then exits as the shell expects of a stopped command (130, 143, 129).
 """
 import argparse
 import importlib.util
@@ -202,4 +203,8 @@ def _end_runs_on_termination() -> None:
 
 if __name__ == "__main__":
     _end_runs_on_termination()
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:  # the run in progress has been ended and reaped on the way here
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

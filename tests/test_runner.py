@@ -262,13 +262,15 @@ def test_measured_block_is_written_between_the_markers(tmp_path, monkeypatch):
     assert "| `broken` | error | 1.2 | `OSError: a \\| b` | images_consumed=32 |" in text
 
 
-def test_a_terminated_command_ends_its_run_and_leaves_nothing(tmp_path):
-    # `timeout`, a closed terminal, a cancelled CI job: SIGTERM to the command must end the run as
-    # Ctrl-C does; otherwise 01's broken.py, a hang by design, would outlive it with no limit.
+@pytest.mark.parametrize("stop, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"])
+def test_a_stopped_command_ends_its_run_and_leaves_nothing(tmp_path, stop, status):
+    # `timeout`, a closed terminal, a cancelled CI job send SIGTERM; a person, Ctrl-C.  Either must
+    # end the run in progress; otherwise 01's broken.py, a hang by design, would outlive the command.
     env = {k: v for k, v in os.environ.items() if k != runner.RESULTS_ENV}  # a run, not a reuse
     env["TMPDIR"] = str(tmp_path)
     command = subprocess.Popen([sys.executable, "-m", "scenarios", "run", "01", "--variant", "broken", "--json"],
-                               cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                               cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as in a terminal
     try:
         deadline, script = time.monotonic() + 30, None
         while script is None:
@@ -280,8 +282,8 @@ def test_a_terminated_command_ends_its_run_and_leaves_nothing(tmp_path):
         while not script.children():  # the hang: the workers are up, waiting on the inherited lock
             assert time.monotonic() < deadline and command.poll() is None, "no worker started"
             time.sleep(0.1)
-        command.send_signal(signal.SIGTERM)
-        status = command.wait(timeout=20)
+        command.send_signal(stop)
+        said = command.communicate(timeout=20)[1]
     finally:
         if command.poll() is None:
             command.kill()
@@ -295,7 +297,8 @@ def test_a_terminated_command_ends_its_run_and_leaves_nothing(tmp_path):
                 proc.kill()
             pytest.fail(f"left running after the command ended: {left}")
         time.sleep(0.1)
-    assert status == 128 + signal.SIGTERM  # ended through the runner's cleanup, not by the signal
+    assert command.returncode == status  # ended through the runner's cleanup, not by the signal itself
+    assert "Traceback" not in said
     assert list(tmp_path.glob("clinic-run-*")) == []
 
 
