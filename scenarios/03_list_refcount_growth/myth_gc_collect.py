@@ -36,7 +36,7 @@ def main():
     watch = WorkerMemoryWatch()
     watch.sample()
     collect_s = []
-    for step, (sample, seconds) in enumerate(batches):
+    for _sample, seconds in batches:
         watch.sample()
         collect_s += seconds.tolist()
         if len(collect_s) >= SAMPLES:
