@@ -1,0 +1,364 @@
+"""A memory limit of the script's own: a real memory cgroup and the kernel's own OOM killer.
+
+    with memory_limit(320):   # this process moves in; workers forked later are born inside
+        for batch in loader: ...
+    # on leaving: the kernel's counters as `metric` lines, every process moved back, group removed
+
+What a container (`docker run --memory`), a Kubernetes pod's limit or a Slurm job's
+cgroup does to a training job, made here for one run: a child group below this
+process's own, with a limit, where the kernel's OOM killer acts when the group's
+charge cannot stay under it.  It works where the group can be made:
+- cgroup v2: this process's group is writable and can give the memory controller to
+  a child (a delegated subtree; `systemd-run --user --scope -p MemoryMax=320M` makes one);
+- cgroup v1: the memory hierarchy is writable below this process's group.
+Elsewhere `memory_limit` ends the script with "cannot run here" (exit status 3).
+
+Pages are charged to the group of the process that first touches them: what this
+process allocated before moving in (torch's import, for one) stays charged outside.
+The group counts what the run allocates after: the data, each worker's copies, batches.
+
+Cleanup: a group is named `dataloader-clinic-<pid>`; leaving the `with` moves every
+process still in it back to the parent group and removes it, whatever ended the run.
+A process killed before it can (SIGKILL at a runner's time limit) leaves an empty group
+behind: the next `memory_limit` removes it, as does `python -m scenarios.memory_cgroup
+--clean`, once its creator is gone.
+"""
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+PREFIX = "dataloader-clinic-"
+MIB = 2**20
+PAGE = os.sysconf("SC_PAGE_SIZE")
+SAMPLE_EVERY_S = 0.02
+
+
+class CannotLimit(Exception):
+    """No memory cgroup can be made here; the message says why and what would do."""
+
+
+def _own_groups() -> dict[str, Path]:
+    """This process's memory group directory: {"v1": …} and/or {"v2": …}, from
+    /proc/self/cgroup and the cgroup mounts in /proc/self/mountinfo."""
+    mounts = {}
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, right = line.split(" - ")
+        fstype, _, options = right.split()[:3]
+        root, point = left.split()[3:5]
+        if fstype == "cgroup2" or (fstype == "cgroup" and "memory" in options.split(",")):
+            mounts.setdefault("v2" if fstype == "cgroup2" else "v1", (root, Path(point)))
+    found = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        kind = "v2" if controllers == "" else "v1" if "memory" in controllers.split(",") else None
+        if kind in mounts:
+            root, point = mounts[kind]
+            relative = path[len(root):] if path.startswith(root) and root != "/" else path
+            found[kind] = point / relative.lstrip("/")
+    return found
+
+
+class MemoryGroup:
+    """One child group with a memory limit; the counters read the same on v1 and v2."""
+
+    def __init__(self, parent: Path, version: int, limit_bytes: int):
+        self.parent, self.version, self.limit_bytes = parent, version, limit_bytes
+        self.path = parent / f"{PREFIX}{os.getpid()}"
+
+    # ------------------------------------------------------------ making and removing
+
+    def create(self) -> None:
+        remove_stale_groups(self.parent)
+        if self.version == 2:
+            self._enable_memory_for_children()
+        try:
+            self.path.mkdir()
+        except OSError as error:
+            raise CannotLimit(f"cannot create a memory cgroup below {self.parent.name or '/'} "
+                              f"(cgroup v{self.version}: {error.strerror}); {_REMEDY}") from None
+        try:
+            if self.version == 1:
+                self._write("memory.limit_in_bytes", self.limit_bytes)
+                # With swap, a group over its limit pages out instead of meeting the OOM killer;
+                # memsw (where the kernel keeps it) caps memory and swap together.  Without swap it
+                # is left alone: once set, Linux 6.18 counted the hits in neither failcnt.
+                if _swap_total() and (self.path / "memory.memsw.limit_in_bytes").exists():
+                    self._write("memory.memsw.limit_in_bytes", self.limit_bytes)
+                self._write("memory.oom_control", 0)  # the kernel's OOM killer on, as in a container
+            else:
+                self._write("memory.max", self.limit_bytes)
+                if (self.path / "memory.swap.max").exists():
+                    self._write("memory.swap.max", 0)
+        except OSError as error:
+            self.path.rmdir()
+            raise CannotLimit(f"cannot set a memory limit on a new cgroup ({error.strerror}); {_REMEDY}") from None
+
+    def _enable_memory_for_children(self) -> None:
+        controllers = (self.parent / "cgroup.controllers").read_text().split()
+        if "memory" not in controllers:
+            raise CannotLimit(f"the memory controller is not delegated to this cgroup; {_REMEDY}")
+        if "memory" in (self.parent / "cgroup.subtree_control").read_text().split():
+            return
+        try:
+            (self.parent / "cgroup.subtree_control").write_text("+memory")
+        except OSError as error:  # EBUSY: processes in the group itself (cgroup v2's no-internal-process rule)
+            raise CannotLimit(f"cannot give the memory controller to a child of this cgroup "
+                              f"({error.strerror}); {_REMEDY}") from None
+
+    def enter(self) -> None:
+        """Move this process in; processes it forks from now on start inside."""
+        self._write("cgroup.procs", os.getpid())
+
+    def remove(self) -> None:
+        """Move every process still inside (this one, a worker not yet shut down) back to the
+        parent group, then remove the group; what stays charged moves to the parent."""
+        for _ in range(50):
+            for pid in self.pids():
+                with contextlib.suppress(OSError):  # gone meanwhile
+                    (self.parent / "cgroup.procs").write_text(str(pid))
+            try:
+                self.path.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError as error:
+                if error.errno != errno.EBUSY:
+                    raise
+                time.sleep(0.02)  # a process still leaving
+        raise RuntimeError(f"memory cgroup {self.path.name} still busy: remove it with "
+                           f"`python -m scenarios.memory_cgroup --clean`")
+
+    # ------------------------------------------------------------ the kernel's counters
+
+    def _write(self, name: str, value) -> None:
+        (self.path / name).write_text(str(value))
+
+    def _read(self, name: str) -> str:
+        return (self.path / name).read_text()
+
+    def _keyed(self, name: str) -> dict[str, int]:
+        return {k: int(v) for k, v in (line.split() for line in self._read(name).splitlines())}
+
+    def pids(self) -> list[int]:
+        try:
+            return [int(p) for p in self._read("cgroup.procs").split()]
+        except FileNotFoundError:
+            return []
+
+    def usage_bytes(self) -> int:
+        return int(self._read("memory.usage_in_bytes" if self.version == 1 else "memory.current"))
+
+    def peak_bytes(self) -> int | None:
+        name = "memory.max_usage_in_bytes" if self.version == 1 else "memory.peak"  # memory.peak: Linux 5.19+
+        return int(self._read(name)) if (self.path / name).exists() else None
+
+    def oom_kills(self) -> int:
+        """Processes the kernel's OOM killer killed in this group (v1: memory.oom_control, Linux 4.13+)."""
+        keyed = self._keyed("memory.oom_control" if self.version == 1 else "memory.events")
+        return keyed.get("oom_kill", 0)
+
+    def limit_hits(self) -> int:
+        """Times the charge hit the limit (v1: memory.failcnt; v2: memory.events `max`)."""
+        if self.version == 2:
+            return self._keyed("memory.events")["max"]
+        # With memsw, the kernel charges memory+swap first: a hit is counted there.
+        names = ("memory.failcnt", "memory.memsw.failcnt")
+        return max(int(self._read(n)) for n in names if (self.path / n).exists())
+
+
+def _swap_total() -> int:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("SwapTotal:"):
+            return int(line.split()[1])
+    return 0
+
+
+_REMEDY = ("run it as root on a cgroup v1 machine, inside `systemd-run --user --scope -p MemoryMax=512M "
+           "-p MemorySwapMax=0 bash` on cgroup v2, or in a container or job whose cgroup delegates "
+           "memory to its children")
+
+
+def problem() -> str | None:
+    """Why no memory cgroup can be made here, or None when one can (made and removed to find out)."""
+    try:
+        group = _group(64 * MIB)
+        group.create()
+        group.remove()
+    except (CannotLimit, OSError) as error:
+        return str(error)
+    return None
+
+
+def _group(limit_bytes: int) -> MemoryGroup:
+    if not sys.platform.startswith("linux"):
+        raise CannotLimit(f"memory cgroups are Linux's (this is {sys.platform})")
+    own = _own_groups()
+    if "v1" in own:
+        return MemoryGroup(own["v1"], 1, limit_bytes)
+    if "v2" in own:
+        return MemoryGroup(own["v2"], 2, limit_bytes)
+    raise CannotLimit(f"no cgroup memory controller is mounted; {_REMEDY}")
+
+
+def remove_stale_groups(parent: Path | None = None) -> list[str]:
+    """Remove groups that a killed run left (its creator gone, no process inside); return their names."""
+    parents = [parent] if parent else list(_own_groups().values())
+    removed = []
+    for folder in parents:
+        for path in folder.glob(f"{PREFIX}*"):
+            creator = path.name[len(PREFIX):]
+            if creator.isdigit() and Path(f"/proc/{creator}").exists():
+                continue
+            with contextlib.suppress(OSError):  # processes still inside, or removed meanwhile
+                path.rmdir()
+                removed.append(path.name)
+    return removed
+
+
+def leftover_groups() -> list[str]:
+    """Names of this module's groups below this process's own (the tests assert none remain)."""
+    return sorted(p.name for folder in _own_groups().values() for p in folder.glob(f"{PREFIX}*"))
+
+
+# ---------------------------------------------------------------- watching a run inside the limit
+
+
+def _rss_and_badness(pid: int) -> tuple[float, float] | None:
+    """RSS of a live process and what the kernel's oom_badness() ranks it by (RSS + page tables
+    + swap), both in MiB; None once it is gone or a zombie.  /proc/PID/oom_score, the same
+    figure scaled to the machine's whole RAM, moves one step per tens of MiB here: too coarse."""
+    try:
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+        kib = {name: int(fields.get(name, "0 kB").split()[0]) for name in ("VmRSS", "VmPTE", "VmSwap")}
+    except (OSError, ValueError):
+        return None
+    if not kib["VmRSS"]:
+        return None
+    return round(kib["VmRSS"] / 1024, 1), round(sum(kib.values()) / 1024, 1)
+
+
+class GroupWatch(threading.Thread):
+    """Every SAMPLE_EVERY_S: the group's charge, its OOM-kill count, and the RSS of each process and what
+    the kernel ranks it by, of each process inside.  `victim` is the process that vanished when the count rose."""
+
+    def __init__(self, group: MemoryGroup):
+        super().__init__(daemon=True)
+        self.group, self.started = group, time.monotonic()
+        self.samples: list[tuple[float, int, int, dict]] = []  # (t, charge bytes, oom kills, {pid: (rss, badness)})
+        self.names: dict[int, str] = {os.getpid(): "main"}
+        self.victim: tuple[int, dict] | None = None  # (pid, the sample before the kill)
+        self._done = threading.Event()
+        self.start()
+
+    def run(self) -> None:
+        while not self._done.is_set():
+            with contextlib.suppress(OSError):
+                self._sample()
+            self._done.wait(SAMPLE_EVERY_S)
+
+    def _sample(self) -> None:
+        kills, charge = self.group.oom_kills(), self.group.usage_bytes()
+        procs = {pid: m for pid in self.group.pids() if (m := _rss_and_badness(pid))}
+        for pid in sorted(procs):
+            self.names.setdefault(pid, f"worker{len(self.names)}")
+        if self.samples and kills > self.samples[-1][2] and self.victim is None:
+            before = self.samples[-1][3]
+            gone = [pid for pid in before if pid not in procs]
+            if gone:
+                self.victim = (gone[0], before)
+        self.samples.append((round(time.monotonic() - self.started, 3), charge, kills, procs))
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
+        with contextlib.suppress(OSError):
+            self._sample()
+
+    def report(self) -> None:
+        """Print the series (one line a tenth of a second, and the last before a kill) and the figures."""
+        limit = self.group.limit_bytes / MIB
+        last_before = self.victim[1] if self.victim else None
+        for i, (t, charge, kills, procs) in enumerate(self.samples):
+            if i % 5 == 0 or procs is last_before or i == len(self.samples) - 1:
+                rss = " ".join(f"{self.names[p]}={m[0]}" for p, m in sorted(procs.items()))
+                print(f"memory t={t:.2f} charge={charge / MIB:.1f} limit={limit:g} oom_kills={kills} rss: {rss}")
+        peak = self.group.peak_bytes() or max(s[1] for s in self.samples)
+        print(f"metric limit_mb={limit:g}")
+        print(f"metric peak_charge_mb={peak / MIB:.1f}")
+        print(f"metric oom_kills={self.group.oom_kills()}")
+        print(f"metric limit_hits={self.group.limit_hits()}")
+        if self.victim:
+            self._report_victim(*self.victim)
+
+    def _report_victim(self, pid: int, before: dict) -> None:
+        ranked = sorted(before, key=lambda p: -before[p][1])
+        others = ", ".join(f"{self.names[p]} {before[p][1]} MiB" for p in ranked if p != pid)
+        print(f"the kernel's OOM killer killed {self.names[pid]} (pid {pid}): {before[pid][1]} MiB of RSS, "
+              f"page tables and swap, rank {ranked.index(pid) + 1} of {len(ranked)} in the group "
+              f"{SAMPLE_EVERY_S * 1000:.0f} ms before; the others: {others}")
+        print(f"metric victim_is_worker={int(pid != os.getpid())}")
+        print(f"metric victim_rank={ranked.index(pid) + 1}")
+        print(f"metric victim_rss_mb={before[pid][0]}")
+        print(f"metric main_rss_before_kill_mb={before[os.getpid()][0]}")
+        line = kernel_log_line(pid)
+        print(f"kernel log: {line}" if line else
+              "kernel log: not readable here (dmesg needs root or kernel.dmesg_restrict=0)")
+
+
+def kernel_log_line(pid: int) -> str | None:
+    """The kernel's own line for the kill of `pid` ("Memory cgroup out of memory: Killed process …")."""
+    try:
+        log = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=5).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    hits = [line for line in log.splitlines() if f"Killed process {pid} (" in line]
+    return hits[-1].split("] ", 1)[-1] if hits else None
+
+
+@contextlib.contextmanager
+def memory_limit(limit_mb: float):
+    """Run the body in a memory cgroup of its own limited to `limit_mb` MiB (see the module
+    docstring); on a machine without one, end the script with 'cannot run here' (exit 3)."""
+    from scenarios.host import cannot_run
+
+    try:
+        group = _group(int(limit_mb * MIB))
+        group.create()
+    except CannotLimit as error:
+        cannot_run(str(error))
+    watch = None
+    try:
+        group.enter()
+        watch = GroupWatch(group)
+        yield group
+    finally:
+        try:
+            if watch:
+                watch.stop()
+                watch.report()
+        finally:
+            group.remove()
+
+
+def main(argv: list[str]) -> int:
+    if argv == ["--clean"]:
+        removed = remove_stale_groups()
+        print(f"removed {len(removed)} group(s) left by killed runs: {' '.join(removed) or '-'}")
+        return 0
+    if argv == ["--probe"]:
+        why_not = problem()
+        print(f"cannot run here: {why_not}" if why_not else "a memory cgroup can be made here")
+        return 3 if why_not else 0
+    print("usage: python -m scenarios.memory_cgroup --probe | --clean", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
