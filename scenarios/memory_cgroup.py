@@ -35,6 +35,7 @@ import time
 from pathlib import Path
 
 PREFIX = "dataloader-clinic-"
+GROUP_ENV = "CLINIC_MEMORY_GROUP"  # set by run_limited: the group its child's memory_limit enters
 MIB = 2**20
 PAGE = os.sysconf("SC_PAGE_SIZE")
 SAMPLE_EVERY_S = 0.02
@@ -248,11 +249,12 @@ class GroupWatch(threading.Thread):
     """Every SAMPLE_EVERY_S: the group's charge, its OOM-kill count, and the RSS of each process and what
     the kernel ranks it by, of each process inside.  `victim` is the process that vanished when the count rose."""
 
-    def __init__(self, group: MemoryGroup):
+    def __init__(self, group: MemoryGroup, main_pid: int | None = None):
         super().__init__(daemon=True)
         self.group, self.started = group, time.monotonic()
+        self.main_pid = main_pid or os.getpid()
         self.samples: list[tuple[float, int, int, dict]] = []  # (t, charge bytes, oom kills, {pid: (rss, badness)})
-        self.names: dict[int, str] = {os.getpid(): "main"}
+        self.names: dict[int, str] = {self.main_pid: "main"}
         self.victim: tuple[int, dict] | None = None  # (pid, the sample before the kill)
         self._done = threading.Event()
         self.start()
@@ -303,10 +305,10 @@ class GroupWatch(threading.Thread):
         print(f"the kernel's OOM killer killed {self.names[pid]} (pid {pid}): {before[pid][1]} MiB of RSS, "
               f"page tables and swap, rank {ranked.index(pid) + 1} of {len(ranked)} in the group "
               f"{SAMPLE_EVERY_S * 1000:.0f} ms before; the others: {others}")
-        print(f"metric victim_is_worker={int(pid != os.getpid())}")
+        print(f"metric victim_is_worker={int(pid != self.main_pid)}")
         print(f"metric victim_rank={ranked.index(pid) + 1}")
         print(f"metric victim_rss_mb={before[pid][0]}")
-        print(f"metric main_rss_before_kill_mb={before[os.getpid()][0]}")
+        print(f"metric main_rss_before_kill_mb={before[self.main_pid][0]}")
         line = kernel_log_line(pid)
         print(f"kernel log: {line}" if line else
               "kernel log: not readable here (dmesg needs root or kernel.dmesg_restrict=0)")
@@ -328,6 +330,11 @@ def memory_limit(limit_mb: float):
     docstring); on a machine without one, end the script with 'cannot run here' (exit 3)."""
     from scenarios.host import cannot_run
 
+    given = os.environ.pop(GROUP_ENV, None)
+    if given:  # run_limited made the group, watches it from outside and removes it
+        Path(given, "cgroup.procs").write_text(str(os.getpid()))
+        yield None
+        return
     try:
         group = _group(int(limit_mb * MIB))
         group.create()
@@ -345,6 +352,34 @@ def memory_limit(limit_mb: float):
                 watch.report()
         finally:
             group.remove()
+
+
+def run_limited(limit_mb: float, command: list[str]) -> int:
+    """Run `command` (a Python script whose main() enters `memory_limit`) as the training
+    process, in a group this process makes, limited to `limit_mb` MiB; this process stays
+    outside to watch, report and remove the group even when the kernel kills the training
+    process itself.  Returns its exit code (-9: killed by SIGKILL)."""
+    from scenarios.host import cannot_run
+
+    try:
+        group = _group(int(limit_mb * MIB))
+        group.create()
+    except CannotLimit as error:
+        cannot_run(str(error))
+    try:
+        sys.stdout.flush()
+        child = subprocess.Popen(command, env=dict(os.environ, **{GROUP_ENV: str(group.path)}))
+        watch = GroupWatch(group, main_pid=child.pid)
+        code = child.wait()
+        waited = time.monotonic()
+        while group.pids() and time.monotonic() - waited < 15:  # orphaned workers notice within 5 s
+            time.sleep(0.1)
+        watch.stop()
+        watch.report()
+        print(f"metric workers_outlived_main_s={time.monotonic() - waited:.1f}")
+        return code
+    finally:
+        group.remove()
 
 
 def main(argv: list[str]) -> int:

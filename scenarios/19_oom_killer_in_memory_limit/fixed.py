@@ -31,9 +31,10 @@ class DetectionDataset(Dataset):
         with open(path) as lines:
             # FIX: parsed once, here, into one buffer that the forked workers read without copying.
             self.records = PackedRecords(json.loads(line) for line in lines)
+        self.count = len(self.records)
 
     def __len__(self):
-        return len(self.records)
+        return self.count
 
     def __getitem__(self, index):
         record = self.records[index]
