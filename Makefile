@@ -96,7 +96,7 @@ figures: $(SETUP)
 workshop: $(SETUP)
 	@$(PYTHON) -m scenarios run all
 
-# Graded exercises (scenarios/workshop.py; facilitator's guide: scenarios/WORKSHOP.md).
+# Graded exercises (scenarios/clinic/workshop/; facilitator's guide: scenarios/WORKSHOP.md).
 practice-%: $(SETUP)
 	@$(PYTHON) -m scenarios practice $*
 
@@ -115,7 +115,7 @@ workshop-status: $(SETUP)
 doctor: $(SETUP)
 	@$(PYTHON) -m scenarios doctor $(LOADER)
 
-# Stores its results in scenarios/bench_results.json and the README's Benchmarks block.
+# Stores its results in scenarios/clinic/bench/results.json and the README's Benchmarks block.
 bench: $(SETUP)
 	@$(PYTHON) -m scenarios bench
 

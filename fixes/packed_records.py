@@ -39,7 +39,7 @@ class PackedRecords(Sequence):
     def _views(self) -> None:
         # Memoryviews of the two arrays: indexing one gives a plain int and slicing one makes
         # no new array, so a read is faster than through numpy scalars and array slices
-        # (scenarios/bench.py compares the two).  Remade, not pickled, for spawned workers.
+        # (scenarios/clinic/bench/suite.py compares the two).  Remade, not pickled, for spawned workers.
         self._ends, self._bytes = memoryview(self._offsets), memoryview(self._buffer)
 
     def __getstate__(self) -> dict:

@@ -58,7 +58,12 @@ _MAX_DEPTH = 8
 
 
 class SpawnSafetyError(TypeError):
-    """Something a spawned DataLoader worker needs cannot reach it."""
+    """Something a spawned DataLoader worker needs cannot reach it.  `culprit`: what, and why,
+    without the advice that follows it in the message."""
+
+    def __init__(self, message: str, culprit: str = ""):
+        super().__init__(message)
+        self.culprit = culprit or message
 
 
 class _NullWriter(io.RawIOBase):
@@ -214,12 +219,13 @@ def check_spawn_safe(loader_or_object: Any, name: str = "loader") -> None:
         if error is not None:
             where, obj = _culprit(value, path)
             label = getattr(obj, "__qualname__", type(obj).__qualname__)
+            culprit = (f"{where} ({label}) cannot be pickled, so spawned DataLoader workers cannot receive "
+                       f"it: {type(error).__name__}: {error}")
             raise SpawnSafetyError(
-                f"{where} ({label}) cannot be pickled, so spawned DataLoader workers cannot receive "
-                f"it: {type(error).__name__}: {error}. Define functions and classes at the top "
+                f"{culprit}. Define functions and classes at the top "
                 f"level of a module (a `def` or a class with `__call__` instead of a lambda) and "
                 f"bind their parameters with functools.partial or attributes; or open "
-                f"unpicklable resources (files, connections, locks) inside the worker."
+                f"unpicklable resources (files, connections, locks) inside the worker.", culprit
             ) from error
         for obj in from_main:
             problem = _main_problem(obj)

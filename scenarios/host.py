@@ -80,3 +80,78 @@ def become_subreaper() -> None:
     if sys.platform.startswith("linux"):
         PR_SET_CHILD_SUBREAPER = 36
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+# ---------------------------------------------------------------- start method, cores, memory
+
+def default_start_method() -> str:
+    """The start method a process gets when it names none, read without fixing it
+    (multiprocessing.get_start_method() would make the default this process's choice).
+    Python's documented rule: spawn on Windows and, since 3.8, on macOS; forkserver on
+    other POSIX systems since 3.14 (where the platform can pass descriptors); fork before."""
+    import multiprocessing
+    import multiprocessing.reduction
+
+    chosen = multiprocessing.get_start_method(allow_none=True)
+    if chosen:
+        return chosen
+    if sys.platform in ("win32", "darwin"):
+        return "spawn"
+    if sys.version_info >= (3, 14) and multiprocessing.reduction.HAVE_SEND_HANDLE:
+        return "forkserver"
+    return "fork"
+
+
+def cgroup_file(v2_name: str, v1_name: str) -> Path | None:
+    """This process's cgroup file (v2, or v1 given as `controller/file`), most specific first."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    controller, v1_file = v1_name.split("/")
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if controllers == "" or controller in controllers.split(","):
+            base, name = Path("/sys/fs/cgroup", controllers), v2_name if controllers == "" else v1_file
+            for candidate in (base / path.lstrip("/") / name, base / name):
+                if candidate.is_file():
+                    return candidate
+    return None
+
+
+def _cgroup_numbers(path: Path | None, *neighbours: str) -> list[int] | None:
+    """The numbers in a cgroup file (and in files beside it); None for 'max', -1 or unreadable."""
+    try:
+        words = path.read_text().split() + [path.with_name(n).read_text().strip() for n in neighbours]
+        numbers = [int(w) for w in words]
+    except (AttributeError, OSError, ValueError):
+        return None
+    return None if numbers[0] < 0 or numbers[0] >= 2**60 else numbers
+
+
+def usable_cores() -> tuple[int, str]:
+    """Cores this process may run on, and why: its CPU affinity, or a container's CPU quota."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    source = "CPU affinity" if hasattr(os, "sched_getaffinity") else "os.cpu_count()"
+    quota_file = cgroup_file("cpu.max", "cpu/cpu.cfs_quota_us")
+    quota = _cgroup_numbers(quota_file, *(() if quota_file is None or quota_file.name == "cpu.max"
+                                          else ("cpu.cfs_period_us",)))
+    if quota and len(quota) == 2 and quota[0] / quota[1] < cores:
+        return max(1, quota[0] // quota[1]), f"container CPU quota {quota[0] / quota[1]:g}"
+    return cores, source
+
+
+def memory_headroom() -> tuple[int, str]:
+    """Bytes this job may still take: the RAM the kernel calls available, or less where a
+    cgroup (a container, a Slurm job) limits it."""
+    import psutil
+
+    available = psutil.virtual_memory().available
+    limit_file = cgroup_file("memory.max", "memory/memory.limit_in_bytes")
+    usage = "memory.current" if limit_file is not None and limit_file.name == "memory.max" else "memory.usage_in_bytes"
+    limit = _cgroup_numbers(limit_file, usage)
+    if limit and limit[0] - limit[1] < available:
+        return max(limit[0] - limit[1], 0), f"left under the cgroup limit of {limit[0] / 2**20:,.0f} MB"
+    return available, "RAM available"

@@ -1,7 +1,7 @@
 """Shared by the tests: run a scenario through the real command line, as `make` does.
 
 Each variant runs once per test session: the runner keeps every result it produces
-in RESULTS_DIR (see scenarios/runner.py, `CLINIC_RESULTS_DIR`), and the scenario tests,
+in RESULTS_DIR (see scenarios/clinic/run/runner.py, `CLINIC_RESULTS_DIR`), and the scenario tests,
 the parametrized declaration test and the notebooks all read the same runs.
 """
 import functools

@@ -1,4 +1,4 @@
-"""scenarios/bench.py: `bench --quick` (same code path as `make bench`, reduced sizes) measures
+"""scenarios/clinic/bench/suite.py: `bench --quick` (same code path as `make bench`, reduced sizes) measures
 what it claims, and the stored results of the last full run are what the README quotes."""
 import json
 import subprocess
@@ -8,7 +8,7 @@ import threading
 import pytest
 from conftest import REPO_ROOT
 
-from scenarios import bench
+from scenarios.clinic.bench import suite as bench
 
 STORE_KEYS = {"ours", "generic", "worker_uss_growth_mb", "pss_total_mb", "ns_per_item", "build_s", "spawn_ok"}
 _REGISTRY = {}  # filled in the test's process only: a spawn worker imports this module afresh

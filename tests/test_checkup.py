@@ -1,4 +1,4 @@
-"""The doctor on users' own loaders (scenarios/checkup.py): each check finds its scenario at
+"""The doctor on users' own loaders (scenarios/clinic/doctor/): each check finds its scenario at
 the right level on a loader written the way users write them (tests/loaders/), a clean
 loader gets no risk, a hanging loader is diagnosed within the probe's limit, bad input
 is one line and exit status 2.
@@ -18,7 +18,9 @@ import pytest
 import torch
 from conftest import REPO_ROOT
 
-from scenarios import checkup
+from scenarios.clinic import doctor as checkup
+from scenarios.clinic.doctor.checks import error_table
+from scenarios.host import usable_cores
 from scenarios.host import (
     EXIT_BAD_INPUT,
     EXIT_NOT_AS_EXPECTED,
@@ -47,7 +49,7 @@ def found(findings, scenario: str, check: str):
 def doctor_json(name: str, *, probe: bool, prefix=(), limit_s: float = PROBE_LIMIT_S) -> tuple[int, list]:
     """The doctor in a process of its own (for loaders that start servers or pools, or need
     a private /dev/shm): exit status and findings."""
-    code = ("import sys; from scenarios.checkup import main; "
+    code = ("import sys; from scenarios.clinic.doctor import main; "
             f"sys.exit(main({target(name)!r}, as_json=True, probe={probe}, limit_s={limit_s}))")
     done = subprocess.run([*prefix, sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
                           text=True, timeout=120)
@@ -90,7 +92,7 @@ def _examine(name):
 OWN_LOADERS = ["scenario_09", "scenario_11", "scenario_12", "scenario_13", "scenario_14"]
 OWN_LOADERS_CODE = f"""
 import io, json, sys
-from scenarios.checkup import main
+from scenarios.clinic.doctor import main
 results = {{}}
 for name in sys.argv[1:]:
     sys.stdout = io.StringIO()
@@ -282,7 +284,7 @@ def test_readme_of_a_scenario_is_found_when_it_runs(capsys):
 @pytest.mark.filterwarnings("ignore:This DataLoader will create 8 worker processes")
 def test_more_workers_than_usable_cores(capsys):
     _, findings = static(capsys, "clean_features", "make_loader_many_workers")
-    cores, _ = checkup.usable_cores()
+    cores, _ = usable_cores()
     if cores >= 8:
         pytest.skip(f"this machine has {cores} usable cores: 8 workers are not too many")
     finding = found(findings, "07", "workers-vs-cores")
@@ -316,15 +318,18 @@ def test_hdf5_file_opened_in_init_is_a_risk_through_a_file_object_only(capsys):
     assert risk["level"] == "risk" and "share one file offset" in risk["evidence"]
 
 
-def test_memory_in_flight_over_the_job_limit_is_a_risk():
+def test_memory_in_flight_over_the_job_limit_is_a_risk(monkeypatch):
     # Judged from a measured first batch against a given headroom: a memory cgroup cannot be
     # made for a test without privileges.
-    setup = checkup.describe(torch.utils.data.DataLoader(list(range(8)), batch_size=2, num_workers=2,
-                                                         prefetch_factor=16))
-    batch = {"bytes": 64 * 2**20, "storages": 2}
-    findings = checkup._in_flight_findings(setup, batch, shm_free=64 * 2**30, headroom=1024 * 2**20,
-                                           headroom_from="left under the cgroup limit of 4,096 MB")
-    memory = found(findings, "10", "memory-in-flight")
+    from scenarios.clinic.doctor.checks import s10_prefetch_memory
+    from scenarios.clinic.doctor.probe import ProbeResult
+
+    monkeypatch.setattr(s10_prefetch_memory, "memory_headroom",
+                        lambda: (1024 * 2**20, "left under the cgroup limit of 4,096 MB"))
+    loader = torch.utils.data.DataLoader(list(range(8)), batch_size=2, num_workers=2, prefetch_factor=16)
+    probe = ProbeResult(events=[{"event": "first-batch", "bytes": 64 * 2**20, "storages": 2, "seconds": 0.1}])
+    findings = s10_prefetch_memory.measured(checkup.Examined(loader, checkup.describe(loader), None), probe)
+    memory = found([f.as_dict() for f in findings], "10", "memory-in-flight")
     assert memory["level"] == "risk" and "34 batches in flight" in memory["evidence"]
 
 
@@ -410,5 +415,6 @@ def test_a_scenarios_own_broken_loader_is_a_risk_of_that_scenario_alone(probed, 
     ("OSError: image file is truncated (3 bytes not processed)", "02", "worker-error"),
 ])
 def test_a_probe_error_is_explained_by_its_scenario(message, scenario, check):
-    assert next((n, c) for pattern, n, c in checkup.ERROR_MAP if re.search(pattern, message)) == (scenario, check)
-    assert check in checkup.FIXES
+    owner, name = next((c, n) for pattern, c, n in error_table() if re.search(pattern, message))
+    assert (owner.SCENARIO, name) == (scenario, check)
+    assert check in owner.FIXES

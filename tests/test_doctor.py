@@ -1,9 +1,9 @@
-"""`make doctor` (scenarios/doctor.py): it names the start method a DataLoader gets here when
+"""`make doctor` (scenarios/clinic/doctor/machine.py): it names the start method a DataLoader gets here when
 it names none, and on Linux before Python 3.14 what 3.14's default changes."""
 import multiprocessing
 import sys
 
-from scenarios.doctor import checks, start_method_line
+from scenarios.clinic.doctor.machine import checks, start_method_line
 
 
 def test_doctor_names_the_start_method_a_loader_without_one_gets():

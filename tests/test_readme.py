@@ -5,7 +5,7 @@ import subprocess
 import pytest
 
 from conftest import REPO_ROOT
-from scenarios.report import BEGIN, END
+from scenarios.clinic.run.report import BEGIN, END
 
 SCENARIO_DIRS = sorted(p for p in (REPO_ROOT / "scenarios").glob("[0-9][0-9]_*") if p.is_dir())
 SECTIONS = ["Symptom", "Where you meet it", "Root cause", "Diagnose it in your own code",

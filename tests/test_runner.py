@@ -13,8 +13,9 @@ import psutil
 import pytest
 
 from conftest import REPO_ROOT
-from scenarios import declarations, host, report, runner, supervise
-from scenarios.__main__ import _combine
+from scenarios import host
+from scenarios.clinic.run import declarations, report, runner, supervise
+from scenarios.clinic.run.commands import combine as _combine
 
 
 def make_scenario(tmp_path, script: str, limit_s=20, **declaration) -> declarations.Scenario:

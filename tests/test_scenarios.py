@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import REPO_ROOT, scenario_report
-from scenarios.declarations import EXPECTED_OUTCOMES, discover
+from scenarios.clinic.run.declarations import EXPECTED_OUTCOMES, discover
 
 SCENARIOS = discover()
 VARIANTS = [(number, name) for number, scenario in SCENARIOS.items() for name in scenario.variants]

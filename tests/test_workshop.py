@@ -1,4 +1,4 @@
-"""The graded exercises (scenarios/workshop.py): every scenario's fixed.py passes as an attempt and
+"""The graded exercises (scenarios/clinic/workshop/): every scenario's fixed.py passes as an attempt and
 its broken.py does not, judged on the runs the suite already made; the easy ways out fail with a
 sentence that says why; fixes that are not ours pass; practice, hints, status and bad input.
 
@@ -15,9 +15,9 @@ import sys
 import pytest
 
 from conftest import REPO_ROOT, run_scenario_json
-from scenarios import workshop
-from scenarios.declarations import discover
-from scenarios.runner import _recorded
+from scenarios.clinic import workshop
+from scenarios.clinic.run.declarations import discover
+from scenarios.clinic.run.runner import _recorded
 
 SCENARIOS = discover()
 NUMBERS = list(SCENARIOS)
@@ -240,7 +240,7 @@ def test_status_reads_attempts_and_the_last_grade(tmp_path):
     workshop.practice("12", folder=tmp_path)
     text = (tmp_path / "12_identical_augmentations.py").read_text()
     passed = workshop.Grade("12", "workshop/12_identical_augmentations.py", workshop.PASSED, [], {"seconds": 5})
-    workshop._record_grade(SCENARIOS["12"], passed, text, folder=tmp_path)
+    workshop.record_grade(SCENARIOS["12"], passed, text, folder=tmp_path)
     states = {row["exercise"]: row["state"] for row in workshop.status(folder=tmp_path)}
     assert states["01"] == "not started"
     assert states["05"] == "not yet (never checked)"

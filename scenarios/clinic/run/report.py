@@ -6,7 +6,7 @@ import os
 import platform
 import re
 
-from scenarios.declarations import REPO_ROOT, ScenarioError, get_scenario
+from scenarios.clinic.run.declarations import REPO_ROOT, ScenarioError, get_scenario
 
 
 class LiveStatus:

@@ -1,6 +1,6 @@
 """Not for people to run: the runner starts every scenario script through this.
 
-    python -m scenarios._reaper STATUS_FILE python script.py
+    python -m scenarios.clinic.run.reaper STATUS_FILE python script.py
 
 It makes itself a child subreaper, so that workers orphaned when the runner kills
 a script are re-parented here instead of to PID 1 (which in a container may never

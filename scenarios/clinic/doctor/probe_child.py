@@ -1,4 +1,4 @@
-"""Not for people to run: the doctor's bounded probe (scenarios/checkup.py starts it).
+"""Not for people to run: the doctor's bounded probe (scenarios/clinic/doctor/probe.py starts it).
 
 It builds the user's loader again (their function called once more, or the loader
 unpickled), iterates a few batches with their own configuration, and reports what
@@ -36,11 +36,13 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 from fixes.memory_in_flight import batch_nbytes
-from scenarios.checkup import _kind
+from scenarios.clinic.doctor.events import PREFIX
+from scenarios.clinic.doctor.holdings import kind_of
+from scenarios.host import usable_cores
 from scenarios.instruments import loader_memory_bytes, open_fd_count, process_memory_mb
 
-PREFIX = "checkup-probe "
 MAX_BATCHES = 24
+MAX_STREAM_BATCHES = 400   # an IterableDataset is read to its end where it is this short (13's count)
 HASH_LIMIT_BYTES = 64 * 2**20  # fingerprints skip bigger arrays (and say so)
 
 
@@ -69,6 +71,18 @@ def batch_shape(batch) -> dict:
     storages = {part.untyped_storage().data_ptr() or id(part) for part in _tensors(batch)
                 if isinstance(part, torch.Tensor)}
     return {"bytes": batch_nbytes(batch), "storages": len(storages)}
+
+
+def sample_fingerprints(batch) -> list[str]:
+    """One digest per sample of a collated batch (a row of each tensor), so that repeats are
+    counted by sample: a shuffle in each worker rarely repeats whole batches."""
+    parts = list(_tensors(batch))
+    rows = {part.shape[0] for part in parts if getattr(part, "ndim", 0) >= 1}
+    if parts and len(rows) == 1:
+        return [fingerprint([part[i] for part in parts]) for i in range(rows.pop())]
+    if isinstance(batch, list):
+        return [fingerprint(item) for item in batch]
+    return [fingerprint(batch)]
 
 
 def fingerprint(value, depth: int = 0) -> str:
@@ -122,7 +136,7 @@ def _attribute_fingerprints(dataset) -> dict[str, str]:
                 continue
             if isinstance(value, torch.Tensor) and value.is_shared():
                 continue  # shared on purpose (torch.Tensor.share_memory_): every worker sees it
-            if _kind(value) == "rng":
+            if kind_of(value) == "rng":
                 continue  # a generator advances as it draws: the draws check is about it
             if level < 1 and hasattr(value, "__getitem__") and hasattr(value, "__dict__") \
                     and not isinstance(value, (torch.Tensor, np.ndarray)):
@@ -137,7 +151,7 @@ def _attribute_fingerprints(dataset) -> dict[str, str]:
 
 def build(job: dict) -> DataLoader:
     if job.get("target"):
-        from scenarios.checkup import BadInput, load_loader
+        from scenarios.clinic.doctor.loading import BadInput, load_loader
         try:
             return load_loader(job["target"])[0]
         except BadInput as err:
@@ -184,7 +198,7 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
     workers = [psutil.Process(w.pid) for w in getattr(iterator, "_workers", []) if w.pid]
     emit("workers-started", pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
          parent_uss=round(parent[0], 1) if parent else None)
-    hashes, count, measuring_s, last_sample = [], 0, 0.0, -1.0
+    hashes, count, measuring_s, last_sample, ended = [], 0, 0.0, -1.0, False
 
     def sample(n):
         # Reading /proc costs milliseconds per process: time-based, and its cost is kept
@@ -201,17 +215,17 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
         last_sample = time.perf_counter()
         measuring_s += last_sample - began
 
-    for count in range(1, MAX_BATCHES + 1):
+    for count in range(1, (MAX_STREAM_BATCHES if iterable else MAX_BATCHES) + 1):
         try:
             batch = next(iterator)
         except StopIteration:
-            count -= 1
+            count, ended = count - 1, True
             break
         now = time.perf_counter() - started
         if count == 1:
             emit("first-batch", seconds=round(now, 3), **batch_shape(batch))
         if iterable:
-            hashes.append(fingerprint(batch))
+            hashes += sample_fingerprints(batch)
         emit("batch", n=count, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
         del batch
         if workers and (count == len(workers) or time.perf_counter() - last_sample > 0.3):
@@ -223,7 +237,8 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
     seconds = time.perf_counter() - started
     result = {"batches": count, "seconds": round(seconds, 3),
               "measuring_s": round(measuring_s, 3),
-              "cpu_seconds": round(time.process_time() - cpu_started, 3), "hashes": hashes}
+              "cpu_seconds": round(time.process_time() - cpu_started, 3),
+              "samples": len(hashes), "sample_hashes": hashes, "ended": ended}
     _shut_down(iterator)
     del iterator
     return result
@@ -236,24 +251,24 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
     if loader.num_workers:
         other, workers = copy_of(loader, 0), 0
     else:
-        usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        usable = usable_cores()[0]
         other, workers = copy_of(loader, max(2, min(4, usable or 2))), max(2, min(4, usable or 2))
     before = _attribute_fingerprints(loader.dataset) if not workers else {}
     started, cpu_started = time.perf_counter(), time.process_time()
-    iterator, count, hashes = iter(other), 0, []
+    iterator, count, hashes, ended = iter(other), 0, [], False
     first_at = None
     for count in range(1, max(batches, 1) + 1):
         try:
             batch = next(iterator)
         except StopIteration:
-            count -= 1
+            count, ended = count - 1, True
             break
         if first_at is None:
             first_at = time.perf_counter() - started
             if first_batch:
                 emit("first-batch", seconds=round(first_at, 3), **batch_shape(batch))
         if isinstance(loader.dataset, IterableDataset):
-            hashes.append(fingerprint(batch))
+            hashes += sample_fingerprints(batch)
         del batch
         emit("tick", n=count)  # progress: the doctor tells a slow stage from a stuck one
         if time.perf_counter() - started > budget_s and count >= 2:
@@ -267,29 +282,38 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
         changed = sorted(name for name in before if after.get(name) != before[name])
     return {"workers": workers, "batches": count, "seconds": round(seconds, 3),
             "first_batch_s": round(first_at or 0.0, 3),
-            "cpu_seconds": round(time.process_time() - cpu_started, 3), "hashes": hashes,
-            "changed_attributes": changed}
+            "cpu_seconds": round(time.process_time() - cpu_started, 3),
+            "samples": len(hashes), "sample_hashes": hashes, "ended": ended, "changed_attributes": changed}
 
 
-def draws(loader: DataLoader) -> dict | None:
-    """Fetch one index through two workers, for two epochs, and twice in this process."""
+DRAW_PAIRS = 16  # checks/s12_identical_augmentations.py: why 16 pairs make the verdict safe
+
+
+def draws(loader: DataLoader, budget_s: float) -> dict | None:
+    """Fetch one index DRAW_PAIRS times through each of two workers, and 2 × DRAW_PAIRS times in
+    this process: do two workers draw the same "random" numbers?  Stops at its budget (the
+    check then has too few pairs and says nothing)."""
     if isinstance(loader.dataset, IterableDataset) or not loader.num_workers:
         return None
+    started = time.perf_counter()
     sampler = loader.batch_sampler if loader.batch_sampler is not None else None
     first = next(iter(sampler))[0] if sampler is not None else next(iter(loader.sampler))
-    workers = min(2, loader.num_workers)
-    if loader.batch_sampler is not None:
-        two = copy_of(loader, workers, batch_sampler=[[first]] * workers)
-        in_process = [fingerprint(loader.collate_fn([loader.dataset[first]])) for _ in range(2)]
-    else:
-        two = copy_of(loader, workers, sampler=[first] * workers)
-        in_process = [fingerprint(loader.collate_fn(loader.dataset[first])) for _ in range(2)]
-    epochs = []
-    for _ in range(2):
-        epochs.append([fingerprint(batch) for batch in two])
-        emit("tick", epoch=len(epochs))
+    batched = loader.batch_sampler is not None
+    fetches = [[first]] * (2 * DRAW_PAIRS) if batched else [first] * (2 * DRAW_PAIRS)
+    # Two workers take the fetches in turn (0, 1, 0, 1, …), and batches come back in that order.
+    two = copy_of(loader, 2, **({"batch_sampler": fetches} if batched else {"sampler": fetches}))
+    delivered = []
+    for batch in two:
+        delivered.append(fingerprint(batch))
+        if time.perf_counter() - started > budget_s / 2:
+            break
     _shut_down(getattr(two, "_iterator", None))
-    return {"index": repr(first)[:60], "workers": workers, "epochs": epochs, "in_process": in_process}
+    emit("tick", stage="draws")
+    in_process = []
+    while len(in_process) < 2 * DRAW_PAIRS and time.perf_counter() - started < budget_s:
+        sample = loader.dataset[first]
+        in_process.append(fingerprint(loader.collate_fn([sample]) if batched else loader.collate_fn(sample)))
+    return {"index": repr(first)[:60], "by_worker": [delivered[0::2], delivered[1::2]], "in_process": in_process}
 
 
 def main(launcher: str) -> None:
@@ -322,11 +346,12 @@ def main(launcher: str) -> None:
             elif stage == "compare":
                 # After an error in the workers, the same samples read in this process give
                 # the error as num_workers=0 shows it (often plainer), or show it does not happen.
-                result = compare(loader, MAX_BATCHES if failed else measured["batches"],
+                stream = isinstance(loader.dataset, IterableDataset) and measured.get("ended")
+                result = compare(loader, MAX_BATCHES if failed else MAX_STREAM_BATCHES if stream else measured["batches"],
                                  budget_s=min(1.5 if failed else 3.0, left / 2),
                                  first_batch=not measured["batches"])
             else:
-                result = draws(loader)
+                result = draws(loader, budget_s=min(4.0, left))
         except Exception as err:  # the user's error, whatever it is: the doctor maps it
             for _ in range(3):
                 try:

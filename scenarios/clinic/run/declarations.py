@@ -23,7 +23,7 @@ from pathlib import Path
 
 from scenarios.host import user_namespaces_problem
 
-SCENARIOS_DIR = Path(__file__).resolve().parent
+SCENARIOS_DIR = Path(__file__).resolve().parents[2]
 REPO_ROOT = SCENARIOS_DIR.parent
 EXPECTED_OUTCOMES = ("completed", "error", "hang", "signal")
 
@@ -33,7 +33,11 @@ class ScenarioError(Exception):
 
 
 class CannotRunHere(ScenarioError):
-    """The platform lacks what the scenario needs (fork, Linux, …)."""
+    """The platform lacks what the scenario needs (fork, Linux, …); `why` is the reason alone."""
+
+    def __init__(self, subject: str, why: str):
+        super().__init__(f"{subject} cannot run here: {why}")
+        self.why = why
 
 
 @dataclasses.dataclass
@@ -45,6 +49,7 @@ class Scenario:
     needs: list
     limit_s: float
     variants: dict  # name -> declaration (expect, evidence, metrics, limit_s)
+    exercise: dict = dataclasses.field(default_factory=dict)  # the [exercise] table (workshop/rules.py)
 
     @property
     def declaration(self) -> Path:
@@ -77,6 +82,7 @@ def discover() -> dict[str, Scenario]:
             needs=spec.get("needs", []),
             limit_s=float(spec.get("limit_s", 60)),
             variants=spec["variants"],
+            exercise=spec.get("exercise", {}),
         )
     return found
 

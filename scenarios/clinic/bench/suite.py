@@ -24,7 +24,7 @@ peer's (5 % for timing noise); the planner within ±15 % of the measured peak.  
 status: 0 every goal met, 1 a goal not met, 2 pyarrow missing, 3 cannot run here (needs
 Linux and fork).
 
-A full run stores its results in scenarios/bench_results.json (read by notebooks/bench.ipynb)
+A full run stores its results in scenarios/clinic/bench/results.json (read by notebooks/bench.ipynb)
 and rewrites the Benchmarks block of the top README.md; `--quick` stores nothing.
 """
 from __future__ import annotations
@@ -62,8 +62,8 @@ from scenarios.instruments import (
     loader_memory_bytes,
 )
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-RESULTS_PATH = REPO_ROOT / "scenarios" / "bench_results.json"
+REPO_ROOT = Path(__file__).resolve().parents[3]
+RESULTS_PATH = Path(__file__).with_name("results.json")
 README_BEGIN, README_END = "<!-- bench:begin -->", "<!-- bench:end -->"
 SIZES = {"full": {"records": 200_000, "grid": ([1, 2], [1, 4], [8, 32]), "grid_steps": 24,
                   "remote": (0, 2, 4), "remote_steps": None, "happy_samples": 5_000},
@@ -228,13 +228,13 @@ def _records(count: int) -> list:
 
 
 def _measure_stores(names, count: int, separate: bool) -> dict:
-    """Each store in a fresh `python -m scenarios.bench --store-child` process (`separate`),
+    """Each store in a fresh `python -m scenarios.clinic.bench.suite --store-child` process (`separate`),
     or all of them one after another in a single one (quicker, for --quick; there a store's
     PSS also counts what the stores before it left behind in the main process)."""
     groups = [[name] for name in names] if separate else [list(names)]
     found = {}
     for group in groups:
-        done = subprocess.run([sys.executable, "-m", "scenarios.bench", "--store-child", ",".join(group),
+        done = subprocess.run([sys.executable, "-m", "scenarios.clinic.bench.suite", "--store-child", ",".join(group),
                                "--records", str(count)], cwd=REPO_ROOT, capture_output=True, text=True, check=False,
                               timeout=300, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
         if done.returncode != 0:
@@ -605,7 +605,7 @@ def main(quick: bool = False, as_json: bool = False) -> int:
 
 
 def _store_child(argv) -> None:
-    parser = argparse.ArgumentParser(prog="python -m scenarios.bench")
+    parser = argparse.ArgumentParser(prog="python -m scenarios.clinic.bench.suite")
     parser.add_argument("--store-child", required=True, help="comma-separated store names")
     parser.add_argument("--records", type=int, required=True)
     args = parser.parse_args(argv)

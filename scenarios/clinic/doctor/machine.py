@@ -9,8 +9,8 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from scenarios.declarations import REPO_ROOT, discover, missing_needs
-from scenarios.host import py_spy_problem, user_namespaces_problem
+from scenarios.clinic.run.declarations import REPO_ROOT, discover, missing_needs
+from scenarios.host import default_start_method, py_spy_problem, user_namespaces_problem
 
 
 def _pinned(package: str) -> str:
@@ -24,8 +24,7 @@ def start_method_line() -> str:
     """The start method a DataLoader gets here when it names none (multiprocessing_context=None),
     and what Python 3.14 changes about it."""
     chosen = multiprocessing.get_start_method(allow_none=True)  # set_start_method() was called
-    # Read without fixing it: get_context() or get_start_method() would make it this process's choice.
-    default = chosen or multiprocessing.context._default_context._default_context._name
+    default = default_start_method()
     line = f"start method of a DataLoader that names none: {default}" + (" (set by set_start_method)" if chosen else "")
     if default == "fork" and sys.platform == "linux":
         line += ("; from Python 3.14 Linux defaults to forkserver: the dataset, collate_fn and worker_init_fn "

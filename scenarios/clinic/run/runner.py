@@ -1,7 +1,7 @@
 """The one runner: runs a scenario's variants, measures them, judges them.
 
 Makefile, notebooks and tests all come through `run_scenario()` (the command line in
-`scenarios/__main__.py` is a thin wrapper around it).  Each variant's script runs in
+`scenarios/clinic/cli.py` is a thin wrapper around it).  Each variant's script runs in
 a session of its own under a hard time limit (supervise.py); while it runs, the
 memory of the script and of every worker below it is sampled (sampling.py); when it
 ends, for whatever reason, the whole tree is killed and reaped, and any
@@ -26,15 +26,15 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 
-from scenarios import judge
-from scenarios.declarations import CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs
-from scenarios.instruments import shm_file_creator, torch_shm_files
-from scenarios.report import LiveStatus, verdict  # noqa: F401  (notebooks import verdict from here)
-from scenarios.sampling import SAMPLE_EVERY_S, MemorySeries
-from scenarios.supervise import Supervised
+from scenarios.clinic.run import judge
+from scenarios.clinic.run.declarations import CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs
+from scenarios.clinic.run.report import LiveStatus, verdict  # noqa: F401  (notebooks import verdict from here)
+from scenarios.clinic.run.sampling import SAMPLE_EVERY_S, MemorySeries
+from scenarios.clinic.run.supervise import Supervised, remove_leaked_shm, shm_names
 
 RESULTS_ENV = "CLINIC_RESULTS_DIR"
-OUTPUT_TAIL_LINES = 200
+OUTPUT_TAIL_LINES = 200      # what a report shows
+OUTPUT_KEPT_LINES = 20_000   # what a result keeps for tests and notebooks: every line of any variant here
 
 
 def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None = None) -> dict:
@@ -46,7 +46,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
     spec = scenario.variants[variant]
     limit_s = scenario.limit_for(variant)
     live = LiveStatus(f"{scenario.number} {'attempt' if script else variant}", show)
-    shm_before = {p.name for p in torch_shm_files()}
+    shm_before = shm_names()
     memory = MemorySeries()
     started = time.monotonic()
     run = Supervised(script or scenario.script(variant), on_line=live.echo,
@@ -72,12 +72,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
     exit_status = run.exit_status()
     exit_status = -signal.SIGKILL if exit_status is None else exit_status
 
-    # PyTorch names its files torch_<creator pid>_…: leave those of processes outside
-    # this run, so runs side by side (parallel tests) never take each other's files.
-    leaked = sorted(p.name for p in torch_shm_files() if p.name not in shm_before
-                    and shm_file_creator(p.name) in (None, *run.seen))
-    for name in leaked:  # clean up, but report it: a leak is a finding
-        Path("/dev/shm", name).unlink(missing_ok=True)
+    leaked = remove_leaked_shm(shm_before, run.seen)
 
     lines = run.lines
     outcome = judge.classify(exit_status, timed_out, lines)
@@ -94,6 +89,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
         "evidence": judge.evidence(outcome, spec.get("evidence"), lines, timed_out),
         "metrics": metrics,
         "output_tail": "\n".join(lines[-OUTPUT_TAIL_LINES:]),
+        "output": _kept(lines),
         "stacks": stacks,
         "memory": memory.samples,
         "leaked_shm_files": leaked,
@@ -105,6 +101,16 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
     result["breaches"] = judge.breaches(spec, result)
     result["as_expected"] = not result["breaches"]
     return result
+
+
+def _kept(lines: list[str]) -> str:
+    """The whole output; past OUTPUT_KEPT_LINES, its start and end with a line saying what was cut."""
+    if len(lines) <= OUTPUT_KEPT_LINES:
+        return "\n".join(lines)
+    head = OUTPUT_KEPT_LINES // 10
+    cut = len(lines) - OUTPUT_KEPT_LINES
+    return "\n".join(lines[:head] + [f"[… {cut} lines cut here by the runner …]"]
+                     + lines[-(OUTPUT_KEPT_LINES - head):])
 
 
 def _recorded(scenario: Scenario, variant: str) -> Path | None:
@@ -120,7 +126,7 @@ def run_scenario(number: str, variants=("broken", "fixed"), show=None) -> dict:
     scenario = get_scenario(number)
     why_not = missing_needs(scenario)
     if why_not:
-        raise CannotRunHere(f"scenario {scenario.number} cannot run here: {why_not}")
+        raise CannotRunHere(f"scenario {scenario.number}", why_not)
     names = list(scenario.variants) if variants in ("all", ["all"], ("all",)) else list(variants)
     unknown = [v for v in names if v not in scenario.variants]
     if unknown:

@@ -1,6 +1,6 @@
 """Process supervision: run one script under a hard limit, then kill and reap everything it started.
 
-The script runs below `scenarios/_reaper.py`, a small process that adopts the
+The script runs below `scenarios/clinic/run/reaper.py`, a small process that adopts the
 script's orphans and reaps them, so the caller (the command line, pytest, a
 Jupyter kernel) is never changed.  `Supervised` gives the caller the script's
 process, the processes below it, its output lines and, once it is over, its
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from scenarios.declarations import REPO_ROOT
+from scenarios.clinic.run.declarations import REPO_ROOT
 from scenarios.host import py_spy_path
 from scenarios.instruments import helper_kind
 
@@ -72,7 +72,7 @@ class Supervised:
         self._cpu_before = _cpu_of_waited_children()
         self.cpu_s: float | None = None
         self.reaper = subprocess.Popen(
-            [sys.executable, "-m", "scenarios._reaper", self._status_file, sys.executable, str(script)],
+            [sys.executable, "-m", "scenarios.clinic.run.reaper", self._status_file, sys.executable, str(script)],
             cwd=REPO_ROOT, env=env, start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, errors="replace",
@@ -237,3 +237,21 @@ def _cpu_of_waited_children() -> float:
     orphan, so once it is reaped, its whole run is in here."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def shm_names() -> set[str]:
+    """torch's files in /dev/shm now: taken before a run, for remove_leaked_shm after it."""
+    from scenarios.instruments import torch_shm_files
+    return {p.name for p in torch_shm_files()}
+
+
+def remove_leaked_shm(before: set[str], seen: set[int]) -> list[str]:
+    """Remove the /dev/shm files a run left (its processes', or of unknown creator) and name them:
+    a leak is reported, and never left behind.  PyTorch names its files torch_<creator pid>_…:
+    files of processes outside this run stay, so runs side by side never take each other's."""
+    from scenarios.instruments import shm_file_creator, torch_shm_files
+    leaked = sorted(p.name for p in torch_shm_files()
+                    if p.name not in before and shm_file_creator(p.name) in (None, *seen))
+    for name in leaked:
+        Path("/dev/shm", name).unlink(missing_ok=True)
+    return leaked

@@ -1,0 +1,81 @@
+"""01 · a lock copied, held, into forked workers; and a loop that waits forever (timeout=0)."""
+import sys
+import threading
+
+from scenarios.clinic.doctor.evidence import stage_text, worker_frames
+from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor.loading import shown
+
+SCENARIO = "01"
+PER_WORKER_FIX = ("fixes/per_worker.py (PerWorker(factory): each worker builds its own object, lock or "
+                  "connection included, on first use); or multiprocessing_context='forkserver' (then check "
+                  "pickling, scenario 09)")
+FIXES = {
+    "threads-and-locks": PER_WORKER_FIX,
+    "threads-at-fork": "start threads after the loader's workers exist (persistent_workers=True), or "
+                       "multiprocessing_context='forkserver'",
+    "timeout": "DataLoader(timeout=…) above your slowest healthy batch turns the wait into an error; a detector, "
+               "not a fix (scenario 01's myth_timeout.py)",
+    "hang": "if the stack shows a lock: " + PER_WORKER_FIX + "; if it shows a queue put: /dev/shm is full "
+            "(scenario 04)",
+}
+ERRORS = [(r"DataLoader timed out after", "hang")]
+found = finder(SCENARIO, FIXES)
+
+
+def threads_at_fork() -> str:
+    """The other threads of this process and where each one is, as a fork would find them."""
+    frames = sys._current_frames()
+    threads = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()
+               and not t.name.startswith(("clinic-", "IPythonHistorySavingThread"))]
+    where = [f"'{t.name}'" + (f" at {shown(frames[t.ident].f_code.co_filename)}:{frames[t.ident].f_lineno}"
+                              if t.ident in frames else "") for t in threads]
+    return f"{len(threads)} other thread(s) run: {'; '.join(where[:4])}" if threads else ""
+
+
+def static(examined):
+    findings = []
+    if examined.forked:
+        findings += _locks_at_fork(examined.found("lock"))
+    if examined.workers and not examined.setup.timeout:
+        stops = "a lock inherited at fork, a full /dev/shm" if examined.forked else \
+            "a deadlock in __getitem__, a full /dev/shm"
+        findings.append(found("note", "timeout", f"timeout=0 (the default): a worker that stops ({stops}) "
+                              "leaves the loop waiting forever without a message"))
+    return findings
+
+
+def _locks_at_fork(locks):
+    threads = threads_at_fork()
+    # An RLock of Python < 3.14 has no locked(); its repr says.
+    held = [(path, lock) for path, lock in locks
+            if (lock.locked() if hasattr(lock, "locked") else repr(lock).startswith("<locked"))]
+    if held:
+        kind = "RLock" if "RLock" in type(held[0][1]).__name__ else "Lock"
+        return [found("risk", "threads-and-locks",
+                      f"{held[0][0]} (a threading.{kind}) is held right now" + (f", and {threads}" if threads else "")
+                      + ". Forked workers inherit it held, with no thread to release it: their first "
+                      "__getitem__ that takes it waits forever")]
+    if locks and threads:
+        return [found("risk", "threads-and-locks",
+                      f"the dataset holds {len(locks)} lock(s) ({', '.join(sorted(p for p, _ in locks)[:3])}"
+                      f"{', …' if len(locks) > 3 else ''}) and {threads}. If a thread holds "
+                      "a lock at the moment the workers fork (every epoch, without persistent workers), those "
+                      "workers wait on it forever")]
+    if threads:
+        return [found("note", "threads-at-fork",
+                      f"when the workers fork, {threads}. A lock one of them holds at that moment (in a library, "
+                      "a logger, a cache) stays held in every worker; the dataset itself holds no lock")]
+    return []
+
+
+def measured(examined, probe):
+    if probe.outcome != "hang":
+        return []
+    workers = examined.workers
+    pids = (probe.first("workers-started") or {}).get("pids", [])
+    where = worker_frames(probe.stacks, pids) if workers else ""
+    return [found("risk", "hang",
+                  f"no progress for {probe.stall_s:.1f} s while {stage_text(probe.stage, workers)} "
+                  f"({len(probe.all('batch'))} batch(es) before it): the probe was stopped there"
+                  + (f". Where the workers wait: {where}" if where else ""), details=probe.stacks)]

@@ -1,0 +1,11 @@
+"""02 · an exception raised in a worker (an unreadable file) ends the epoch; the catch-all of the
+error table: anything raised in a worker that no other check explains."""
+from scenarios.clinic.doctor.findings import finder
+
+SCENARIO = "02"
+FIXES = {
+    "worker-error": "fixes/bad_samples.py (SkipBadSamples + collate_good_samples turn a bad sample into a reported "
+                    "event), or repair the data first (scan_images)",
+}
+ERRORS = [(r"", "worker-error")]
+found = finder(SCENARIO, FIXES)

@@ -1,0 +1,59 @@
+"""03 · copy-on-read: every Python object a forked worker reads gets its page copied."""
+from scenarios.clinic.doctor.findings import MIB, finder, mb
+
+SCENARIO = "03"
+COPY_RISK_MB = 50         # per worker, what scenario 03's broken.py allows itself
+FIXES = {
+    "copy-on-read": "fixes/packed_records.py (PackedRecords: the records in one numpy buffer), or keep the index "
+                    "in numpy arrays or tensors instead of lists of dicts and strings",
+}
+found = finder(SCENARIO, FIXES)
+
+
+def static(examined):
+    held, workers = examined.holdings, examined.workers
+    if not workers or held.objects < 10_000:
+        return []
+    size = held.object_bytes
+    counted = (("at least " if held.stopped else "about " if held.sampled else "")
+               + f"{held.objects:,.0f} Python objects ({mb(size)}) reachable from the dataset"
+               + (f", most of them under {held.biggest}" if held.biggest else ""))
+    if examined.forked:
+        return [found("risk" if size >= COPY_RISK_MB * MIB else "note", "copy-on-read",
+                      f"{counted}. Each one a forked worker reads has its reference count written, which copies "
+                      f"its memory page into that worker: up to {mb(size)} per worker over an epoch, "
+                      f"{mb(size * workers)} for {workers} workers")]
+    return [found("note", "copy-on-read", f"{counted}. Under {examined.setup.start_method} each worker unpickles "
+                  f"its own copy as it starts: about {mb(size)} per worker, {mb(size * workers)} for {workers}")]
+
+
+def worker_growth(samples: list[dict], workers: int) -> tuple[float, int] | None:
+    """MB per delivered batch of the worker that grew most, from the first full round on
+    (a worker's first batch also pays for its start: imports, buffers)."""
+    base = next((s for s in samples if s["n"] >= workers and s["uss"]), None)
+    last = samples[-1] if samples else None
+    if base is None or last is None or last["n"] - base["n"] < workers:
+        return None
+    delivered = (last["n"] - base["n"]) / workers
+    grown = [last["uss"][pid] - base["uss"][pid] for pid in base["uss"] if pid in last["uss"]]
+    return (max(grown) / delivered, last["n"] - base["n"]) if grown else None
+
+
+def measured(examined, probe):
+    setup, workers = examined.setup, examined.workers
+    growth = worker_growth(probe.all("memory"), workers) if workers else None
+    if not growth:
+        return []
+    per_batch_mb, delivered = growth
+    projected = per_batch_mb * (setup.batches or delivered) / workers
+    ceiling = (probe.first("workers-started") or {}).get("parent_uss")  # a worker copies at most what the parent holds
+    capped = ceiling is not None and projected > ceiling
+    projected = min(projected, ceiling) if capped else projected
+    if projected < COPY_RISK_MB or per_batch_mb < 0.05:
+        return []
+    return [found("risk" if setup.start_method == "fork" else "note", "copy-on-read",
+                  f"measured: each worker's private memory (USS) grew {per_batch_mb:.2f} MB per batch over "
+                  f"{delivered} batches; at that rate a worker holds {projected:,.0f} MB more by the end of an "
+                  f"epoch of {setup.batches or '?'} batches"
+                  + (" (all of the parent's private memory: the most it can copy)" if capped else "")
+                  + f", {projected * workers:,.0f} MB for {workers}")]

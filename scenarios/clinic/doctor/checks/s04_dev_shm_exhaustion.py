@@ -1,0 +1,27 @@
+"""04 · batches in flight against a small /dev/shm."""
+import os
+
+from scenarios.clinic.doctor.evidence import in_flight
+from scenarios.clinic.doctor.findings import finder, mb
+
+SCENARIO = "04"
+FIXES = {
+    "shm-in-flight": "fixes/memory_in_flight.py (plan_in_flight lowers prefetch_factor, then num_workers, to fit "
+                     "the free /dev/shm), or a larger /dev/shm (docker run --shm-size=…)",
+}
+ERRORS = [(r"unable to allocate shared memory|No space left on device|Bus error", "shm-in-flight")]
+found = finder(SCENARIO, FIXES)
+
+
+def measured(examined, probe):
+    from fixes.memory_in_flight import shm_free_bytes
+
+    figures = in_flight(examined.setup, probe)
+    free = shm_free_bytes() if os.path.isdir("/dev/shm") else None
+    if figures is None or free is None or figures["bytes"] <= free * 0.5:
+        return []
+    over = figures["bytes"] > free
+    return [found("risk" if over else "note", "shm-in-flight",
+                  f"{figures['arithmetic']}, against {mb(free)} free in /dev/shm" + (
+                      ": workers will fail with \"unable to allocate shared memory\" or wait forever"
+                      if over else ": more than half of it"))]

@@ -1,0 +1,36 @@
+"""06 · a worker (or the probe's own process) killed by a signal: a native crash."""
+import re
+import signal
+
+from scenarios.clinic.doctor.evidence import faulting_frame, stage_text
+from scenarios.clinic.doctor.findings import finder
+
+SCENARIO = "06"
+FIXES = {
+    "worker-crash": "fixes/native_crash.py (CrashTrail shows the worker's Python stack and last sample; check_span "
+                    "before native code trusts a header); with num_workers=0 the crash happens in your process, "
+                    "where faulthandler can show it",
+}
+ERRORS = [(r"killed by signal|exited unexpectedly", "worker-crash")]
+found = finder(SCENARIO, FIXES)
+
+
+def error_detail(error: dict, probe) -> str:
+    """What PyTorch learnt about the death: the signal, and the worker's last words."""
+    signal_line = re.search(r"is killed by signal: [^\n]+", error.get("traceback", ""))
+    last_words = next((line.strip(" \0") for line in probe.output if "encountered in worker" in line), "")
+    return "".join(f" ({text.strip()})" for text in (signal_line and signal_line.group(0), last_words) if text)
+
+
+def measured(examined, probe):
+    if probe.first("error") or probe.outcome != "crashed":
+        return []
+    status = probe.exit_status
+    died = (f"killed by signal {signal.Signals(-status).name}" if status is not None and status < 0
+            else f"exited with status {status}")
+    frame = faulting_frame(probe.output)
+    last = next((line for line in reversed(probe.output) if line.strip()), "")
+    return [found("risk", "worker-crash",
+                  f"the probe's process itself {died} while {stage_text(probe.stage, examined.workers)}"
+                  + (f", in {frame}" if frame else f"; its last words: {last.strip()[:300]}" if last else ""),
+                  details="\n".join(probe.output[-40:]))]

@@ -1,0 +1,58 @@
+"""07 · how many workers: loading that waits, workers beyond the cores, workers slower than none."""
+from scenarios.clinic.doctor.findings import finder
+
+SCENARIO = "07"
+FIXES = {
+    "workers-vs-cores": "num_workers at most the usable cores for CPU-bound loading; more only for loading "
+                        "that waits on I/O",
+    "workers-slower": "fewer workers or bigger batches; with so little work per batch, num_workers=0 or 1 may be best",
+    "loading-waits": "num_workers=2 or more (up to the usable cores, beyond them while loading waits on I/O)",
+}
+found = finder(SCENARIO, FIXES)
+
+
+def static(examined):
+    setup = examined.setup
+    if examined.workers <= setup.usable_cores:
+        return []
+    return [found("note", "workers-vs-cores",
+                  f"num_workers={examined.workers} on {setup.usable_cores} usable cores ({setup.cores_from}): the "
+                  "workers and the training loop share those cores; more workers than cores pays off only while "
+                  "loading waits on I/O rather than computing")]
+
+
+def measured(examined, probe):
+    iterate, compare = probe.first("iterate"), probe.first("compare")
+    if not (iterate and compare and iterate.get("batches", 0) >= 2 and compare.get("batches", 0) >= 2):
+        return []
+    if examined.workers:
+        return _with_workers(examined, compare, probe.all("batch"))
+    return _without_workers(iterate, compare)
+
+
+def _with_workers(examined, compare, batches):
+    # Steady rate after the first batch (which also pays for starting the workers); the probe's
+    # own /proc readings between batches are taken out of the time.
+    first, last = batches[0], batches[-1]
+    spent = (last["seconds"] - last["measuring_s"]) - (first["seconds"] - first["measuring_s"])
+    steady = spent / (len(batches) - 1) if len(batches) > 1 else None
+    alone = compare["seconds"] / compare["batches"]
+    if not (steady and steady > alone * 1.2 and alone > 0.002):
+        return []
+    return [found("note", "workers-slower",
+                  f"measured: {1 / steady:,.1f} batches/s with {examined.workers} workers after the first, "
+                  f"{1 / alone:,.1f} batches/s with num_workers=0: sending each batch between processes costs "
+                  "more than making it")]
+
+
+def _without_workers(iterate, compare):
+    alone = iterate["seconds"] / iterate["batches"]
+    busy = iterate["cpu_seconds"] / iterate["seconds"] if iterate["seconds"] else 1.0
+    with_workers = compare["seconds"] - compare.get("first_batch_s", 0)
+    rate = (compare["batches"] - 1) / with_workers if with_workers > 0 and compare["batches"] > 1 else None
+    if not (alone > 0.005 and (busy < 0.5 or (rate and rate > 1.5 / alone))):
+        return []
+    return [found("risk", "loading-waits",
+                  f"measured with num_workers=0: {alone * 1000:,.0f} ms per batch, the CPU busy {busy:.0%} of it"
+                  + (f"; {compare['workers']} workers delivered {rate:,.1f} batches/s against {1 / alone:,.1f}"
+                     if rate else "") + ". Without workers the training loop waits for every batch")]

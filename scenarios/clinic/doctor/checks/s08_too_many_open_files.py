@@ -1,0 +1,50 @@
+"""08 · descriptors each kept batch holds against `ulimit -n`; /dev/shm files left behind."""
+import torch.multiprocessing
+
+from scenarios.clinic.doctor.findings import finder
+
+SCENARIO = "08"
+FIXES = {
+    "descriptor-budget": "fixes/open_files.py (copy_out_of_shared_memory(batch) for what the loop keeps), or raise "
+                         "`ulimit -n`",
+    "shm-leak": "keep the default file_descriptor strategy and raise `ulimit -n`, or copy kept batches "
+                "(fixes/open_files.py: copy_out_of_shared_memory); remove torch_* files of dead jobs",
+}
+ERRORS = [(r"Too many open files", "descriptor-budget")]
+found = finder(SCENARIO, FIXES)
+
+
+def static(examined):
+    if not examined.workers or torch.multiprocessing.get_sharing_strategy() != "file_system":
+        return []
+    return [found("note", "shm-leak",
+                  "the sharing strategy is file_system: each tensor a worker sends is a named file in /dev/shm, and "
+                  "a process killed with SIGKILL (the OOM killer) leaves its files behind until reboot")]
+
+
+def measured(examined, probe):
+    findings = []
+    first, start = probe.first("first-batch"), probe.first("started") or {}
+    if first and examined.workers:
+        findings += _budget(examined.setup, first, probe.all("memory"), start)
+    if probe.leaked_shm:
+        findings.append(found("note", "shm-leak",
+                              f"the probe's processes left {len(probe.leaked_shm)} file(s) in /dev/shm "
+                              f"({', '.join(probe.leaked_shm[:3])}); the doctor removed them"))
+    return findings
+
+
+def _budget(setup, first, samples, start):
+    soft, per_batch = start.get("fd_soft_limit"), first.get("storages", 0)
+    if start.get("sharing_strategy") != "file_descriptor" or not soft or not per_batch:
+        return []
+    in_use = max((s.get("fds") or 0 for s in samples), default=0)
+    keepable = max(soft - in_use, 0) // per_batch
+    requested = setup.num_workers * (setup.prefetch_factor or 2) + 2
+    level = "risk" if keepable < requested else "note"
+    return [found(level, "descriptor-budget",
+                  f"each batch holds {per_batch} descriptor(s) while it lives (sharing strategy file_descriptor: "
+                  f"one per tensor storage); ulimit -n is {soft} and the probe's process used {in_use}: a loop that "
+                  "keeps its batches (labels or outputs gathered for a metric) fails with \"Too many open files\" "
+                  f"after about {keepable:,} kept batches"
+                  + (f", fewer than the {requested} in flight" if level == "risk" else ""))]

@@ -1,0 +1,29 @@
+"""10 · batches in flight against the job's memory; a worker out of memory."""
+from scenarios.clinic.doctor.evidence import in_flight
+from scenarios.clinic.doctor.findings import finder, mb
+from scenarios.host import memory_headroom
+
+SCENARIO = "10"
+FIXES = {
+    "memory-in-flight": "fixes/memory_in_flight.py (plan_in_flight(…, memory_budget_mb=…) sizes prefetch_factor "
+                        "and num_workers to a budget); fixes/packed_records.py if workers grow (scenario 03)",
+    # Not scenario 02's skip-bad-samples: every sample would be skipped.
+    "worker-out-of-memory": "a worker ran out of memory: measure what each worker holds (scenario 03's copy-on-read "
+                            "growth, this scenario's batches in flight); fixes/packed_records.py, or "
+                            "fixes/memory_in_flight.py's plan_in_flight with memory_budget_mb",
+}
+ERRORS = [(r"MemoryError|Unable to allocate [\d.]+ \w?i?B|Cannot allocate memory|out of memory", "worker-out-of-memory"),
+          (r"killed by signal: Killed", "memory-in-flight")]
+found = finder(SCENARIO, FIXES)
+
+
+def measured(examined, probe):
+    figures = in_flight(examined.setup, probe)
+    if figures is None:
+        return []
+    headroom, headroom_from = memory_headroom()
+    peak = figures["peak"]
+    return [found("risk" if peak > headroom else "note", "memory-in-flight",
+                  figures["arithmetic"] + (f", plus {mb(figures['pinned'])} of pinned copies" if figures["pinned"] else "")
+                  + f"; with each worker's own memory, up to {mb(peak)}, {peak / max(headroom, 1):.0%} of the "
+                  f"{mb(headroom)} {headroom_from}")]

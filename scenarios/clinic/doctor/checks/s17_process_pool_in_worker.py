@@ -1,0 +1,35 @@
+"""17 · a process pool in a worker: a daemon process may not have children."""
+import re
+
+from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor.holdings import code_sources
+
+SCENARIO = "17"
+FIXES = {
+    "pool-on-dataset": "create the pool inside the worker, as a thread pool (concurrent.futures.ThreadPoolExecutor): "
+                       "a worker is a daemon process and may not start processes of its own",
+    "pool-in-worker": "use a thread pool inside the worker (concurrent.futures.ThreadPoolExecutor), or more "
+                      "DataLoader workers instead of a pool in each; a worker is a daemon process",
+}
+ERRORS = [(r"daemonic processes are not allowed to have children", "pool-in-worker")]
+# A process pool made in code the worker runs; a ThreadPool or ThreadPoolExecutor is fine there.
+PROCESS_POOL = re.compile(r"\b(?:multiprocessing\.|mp\.|ctx\.|context\.)?(?:Pool|ProcessPoolExecutor)\s*\(")
+found = finder(SCENARIO, FIXES)
+
+
+def static(examined):
+    if not examined.workers:
+        return []
+    findings = [found("risk", "pool-on-dataset",
+                      f"{path} is a {type(obj).__qualname__} made in the main process. In a forked worker its helper "
+                      "threads do not exist, so work submitted there is never picked up; under spawn it cannot be "
+                      "pickled at all") for path, obj in examined.found("pool")]
+    sources, _ = code_sources(examined.loader)
+    called = next((m.group(0).rstrip("( ") for s in sources for m in PROCESS_POOL.finditer(s)
+                   if "ThreadPool" not in s[max(0, m.start() - 6):m.end()]), None)
+    if called and not findings:
+        findings.append(found("risk", "pool-in-worker",
+                              f"the code the workers run makes a process pool ({called}(…)): inside a DataLoader "
+                              "worker, a daemon process, that raises \"daemonic processes are not allowed to have "
+                              "children\""))
+    return findings

@@ -1,0 +1,46 @@
+"""18 · an h5py file opened in __init__, before the workers fork."""
+import sys
+
+from scenarios.clinic.doctor.findings import finder
+
+SCENARIO = "18"
+FIXES = {
+    "hdf5-handle": "open the h5py.File in each worker on first use (fixes/per_worker.py: PerWorker(h5py.File, "
+                   "path, 'r')), never in __init__",
+}
+found = finder(SCENARIO, FIXES)
+
+
+def _hdf5_driver(obj) -> str:
+    """The HDF5 driver an h5py File, Group or Dataset reads through: 'sec2' for a path (pread),
+    'fileobj' for a Python file object, 'stdio' for C stdio (both with a shared offset)."""
+    try:
+        return str(getattr(obj, "file", obj).driver)
+    except Exception:  # a closed file
+        return "unknown"
+
+
+def _hdf5_versions() -> str:
+    h5py = sys.modules.get("h5py")
+    return f"{h5py.__version__} (HDF5 {h5py.version.hdf5_version})" if h5py else "here"
+
+
+def static(examined):
+    if not examined.forked:
+        return []
+    findings, workers = [], examined.workers
+    for path, obj in examined.found("hdf5"):
+        driver = _hdf5_driver(obj)
+        if driver in ("fileobj", "stdio"):
+            findings.append(found("risk", "hdf5-handle",
+                                  f"{path} is an h5py {type(obj).__name__} opened before the workers fork, read through "
+                                  f"{'a Python file object' if driver == 'fileobj' else 'the stdio driver'}: the "
+                                  f"{workers} workers share one file offset (h5py errors such as 'filter returned "
+                                  "failure during read', or silently wrong samples)"))
+        else:
+            findings.append(found("note", "hdf5-handle",
+                                  f"{path} is an h5py {type(obj).__name__} opened before the workers fork (driver "
+                                  f"{driver}): h5py {_hdf5_versions()} reads such a file by position, which held in "
+                                  "scenario 18's runs, but HDF5's caches and locks are copied into each worker, and "
+                                  "an HDF5 older than 1.10.5 or a file object breaks it"))
+    return findings

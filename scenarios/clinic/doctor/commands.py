@@ -1,0 +1,73 @@
+"""`doctor`: this machine (no argument), the user's loader (FILE.py:FUNCTION), or the list of checks."""
+from __future__ import annotations
+
+import json
+import sys
+
+from scenarios.host import EXIT_BAD_INPUT, EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK
+
+
+def arguments(name: str, parser) -> None:
+    parser.add_argument("loader", nargs="?", metavar="FILE.py:FUNCTION",
+                        help="a function that takes no arguments and returns your DataLoader")
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON on stdout")
+    parser.add_argument("--no-probe", action="store_true",
+                        help="static checks only: do not iterate the loader in a child process")
+    parser.add_argument("--check", action="append", metavar="NAME",
+                        help="run only this check (a scenario number or a name from --list-checks); repeatable")
+    parser.add_argument("--list-checks", action="store_true", help="list every check with its scenario")
+
+
+def run(args) -> int:
+    if args.list_checks:
+        return list_checks()
+    if args.loader:
+        return examine_main(args.loader, as_json=args.json, probe=not args.no_probe, only=args.check)
+    if args.json or args.no_probe or args.check:
+        print("error: --json, --no-probe and --check apply to a loader: doctor FILE.py:FUNCTION", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    from scenarios.clinic.doctor.machine import main
+    return main()
+
+
+def list_checks() -> int:
+    from scenarios.clinic.doctor.checks import CHECKS, name_of
+    from scenarios.clinic.run.declarations import discover
+
+    titles = {number: scenario.title for number, scenario in discover().items()}
+    for check in sorted(CHECKS, key=lambda c: c.SCENARIO):
+        parts = [p for p in ("static", "measured") if hasattr(check, p)] + (["errors"] if getattr(check, "ERRORS", ()) else [])
+        print(f"  {name_of(check):<38} {'+'.join(parts):<23} {', '.join(check.FIXES)}")
+        print(f"  {'':<38} {titles.get(check.SCENARIO, '(scenario being written)')[:90]}")
+    return EXIT_OK
+
+
+def examine_main(target: str, as_json: bool = False, probe: bool = True, limit_s: float | None = None,
+                 only: list[str] | None = None) -> int:
+    """`python -m scenarios doctor FILE.py:FUNCTION [--json] [--no-probe] [--check NAME]`: the exit status."""
+    from scenarios.clinic.doctor.examine import examine_file
+    from scenarios.clinic.doctor.findings import BadInput, format_report, readable
+    from scenarios.clinic.doctor.probe import PROBE_LIMIT_S
+
+    report_to = sys.stdout
+    if as_json:  # whatever the user's code prints (now, or from its threads later) goes to stderr
+        sys.stdout = sys.stderr
+    try:  # (python -m scenarios has checked that torch, numpy and psutil are installed)
+        findings = examine_file(target, probe=probe, limit_s=limit_s or PROBE_LIMIT_S, only=only)
+    except BadInput as err:
+        print(f"error: {readable(str(err))}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    finally:  # called as a function (tests, a notebook): leave this process's stdout as it was
+        if as_json and sys.stdout is sys.stderr:
+            sys.stdout = report_to
+    if as_json:
+        print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=1), file=report_to)
+        report_to.flush()
+    else:
+        print(format_report(findings))
+    sys.stdout.flush()
+    if findings.risks:
+        return EXIT_NOT_AS_EXPECTED
+    if findings.probe is not None and findings.probe.outcome == "not-run" and not sys.platform.startswith("linux"):
+        return EXIT_CANNOT_RUN
+    return EXIT_OK

@@ -1,0 +1,199 @@
+"""The doctor for your own DataLoader: from your code to the scenario that explains it.
+
+    python -m scenarios doctor path/to/train.py:make_loader [--json] [--no-probe] [--check NAME]
+    make doctor LOADER=path/to/train.py:make_loader
+
+    from scenarios.clinic.doctor.examine import examine      # in a notebook, on a loader object
+    examine(loader)
+
+The function is called without arguments and must return a DataLoader.  Nothing of it is
+changed.  The static parts of the checks only read the loader, its dataset and this process
+(threads, /dev/shm, limits); whatever runs your `__getitem__` runs in the probe: a child
+process that builds the loader again (your function called once more, or the loader
+unpickled) and iterates it with your configuration, under a hard limit, supervised like
+every scenario script.  Each check (checks/, one module per scenario) turns what it read and
+what the probe measured into findings: the scenario that explains it, a level (`risk`: will
+break or waste at this configuration; `note`: worth knowing), the evidence, the fix and the
+scenario's README.
+
+Exit status (scenarios/host.py): 0 no risk, 1 risks found, 2 bad input (no such file or
+function, not a DataLoader, an exception in your file), 3 cannot run here.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from scenarios.clinic.doctor.checks import CHECKS, error_table, name_of
+from scenarios.clinic.doctor.evidence import genuine_lines, in_process_outcome, stage_text
+from scenarios.clinic.doctor.findings import PROBE_FOLDER_PREFIX, BadInput, Finding, Findings
+from scenarios.clinic.doctor.holdings import walk
+from scenarios.clinic.doctor.loading import load_loader
+from scenarios.clinic.doctor.probe import PROBE_LIMIT_S, ProbeResult, run_probe
+from scenarios.clinic.doctor.setup import Examined, describe
+
+
+def select_checks(only: list[str] | None = None) -> tuple:
+    """The registered checks, or those named (by scenario number or module name)."""
+    if not only:
+        return CHECKS
+    chosen = tuple(c for c in CHECKS if c.SCENARIO in only or name_of(c) in only)
+    unknown = [n for n in only if not any(c.SCENARIO == n or name_of(c) == n for c in CHECKS)]
+    if unknown:
+        raise BadInput(f"no check {', '.join(unknown)}; `python -m scenarios doctor --list-checks` lists them")
+    return chosen
+
+
+def error_finding(examined: Examined, probe: ProbeResult) -> tuple[object, Finding] | None:
+    """The first error the probe met, as the check whose error text matches it explains it."""
+    error = probe.first("error")
+    if not error:
+        return None
+    message, tb = error.get("message", ""), error.get("traceback", "")
+    text = f"{error.get('type')}: {message}\n{tb}"
+    check, name = next((c, n) for pattern, c, n in error_table() if re.search(pattern, text))
+    headline, frame = genuine_lines(f"{error.get('type')}: {message}", tb)
+    if hasattr(check, "error_detail"):
+        headline += "".join(part for part in [check.error_detail(error, probe)] if part.strip(" ()") not in headline)
+    evidence = f"while {stage_text(error.get('stage'), examined.workers)}: {headline}" \
+        + (f" (raised at {frame})" if frame else "")
+    if examined.workers and error.get("stage") == "iterate":
+        evidence += in_process_outcome(probe)
+    return check, Finding(check.SCENARIO, "risk", name, evidence, check.FIXES[name], details=tb)
+
+
+def merge_same(findings: list[Finding], probe) -> list[Finding]:
+    """The default rule: the same finding read and then measured becomes one, with both pieces
+    of evidence, a risk if either was."""
+    merged = []
+    for finding in findings:
+        twin = next((f for f in merged if f.check == finding.check), None)
+        if twin is None:
+            merged.append(finding)
+            continue
+        twin.evidence += f"; in the probe: {finding.evidence.removeprefix('measured: ')}"
+        twin.level = "risk" if "risk" in (twin.level, finding.level) else twin.level
+        twin.details = twin.details or finding.details
+    return merged
+
+
+def run_checks(examined: Examined, probe: ProbeResult | None, checks=CHECKS) -> list[Finding]:
+    measured = probe is not None and probe.outcome not in ("not-run", "bad-input")
+    from_error = error_finding(examined, probe) if measured else None
+    findings = []
+    for check in checks:
+        try:
+            mine = list(check.static(examined)) if hasattr(check, "static") else []
+            if measured and hasattr(check, "measured"):
+                mine += check.measured(examined, probe)
+            if from_error and from_error[0] is check:
+                mine.append(from_error[1])
+            findings += getattr(check, "merge", merge_same)(mine, probe)
+        except Exception as err:  # one check's bug must not cost the user the whole report
+            where = traceback.extract_tb(err.__traceback__)[-1]
+            findings.append(Finding(check.SCENARIO, "crashed", name_of(check),
+                                    f"this check raised {type(err).__name__}: {err} (at {Path(where.filename).name}:"
+                                    f"{where.lineno}); the other checks ran. Please report it with this line",
+                                    "nothing to change in your code for this line"))
+    return sorted(findings, key=lambda f: (f.level != "risk", f.level == "crashed", f.scenario, f.check))
+
+
+def probe_status(probe: ProbeResult | None, setup) -> str:
+    if probe is None:
+        return "not run (--no-probe): checks that need a batch (memory in flight, descriptors) were skipped"
+    if probe.outcome == "not-run":
+        return f"not run: {probe.why_not}"
+    batches = probe.all("batch")
+    done = f"{len(batches)} batch(es) with {setup.num_workers} worker(s)"
+    tail = f"; {probe.survivors} process(es) survived the cleanup" if probe.survivors else ""
+    if probe.outcome == "hang":
+        return f"stopped after {probe.seconds:.1f} s: no progress for {probe.stall_s:.1f} s ({done}){tail}"
+    if probe.outcome == "limit":
+        return f"stopped at its limit after {probe.seconds:.1f} s ({done}){tail}"
+    if probe.outcome == "bad-input":
+        return f"could not build the loader: {probe.first('bad-input')['message']}"
+    if probe.outcome == "error":
+        return f"{done}, then an error ({probe.seconds:.1f} s){tail}"
+    if probe.outcome == "crashed":
+        return f"the probe's process died after {done} ({probe.seconds:.1f} s){tail}"
+    return f"{done} in {probe.seconds:.1f} s, then compared with {'num_workers=0' if setup.num_workers else '2 workers'}{tail}"
+
+
+def _examine(loader, probe_job: dict | None, limit_s: float, build_s: float = 0.0, header: str = "",
+             checks=CHECKS) -> Findings:
+    started = time.perf_counter()
+    setup = describe(loader)
+    roots = [("dataset", loader.dataset)]
+    roots += [(name, getattr(loader, name)) for name in ("collate_fn", "worker_init_fn")
+              if getattr(loader, name, None) is not None]
+    examined = Examined(loader, setup, walk(roots))
+    probe = None
+    if probe_job is not None:
+        if not sys.platform.startswith("linux"):
+            probe = ProbeResult(outcome="not-run", why_not=f"the probe reads Linux's /proc (this is {sys.platform})")
+        elif probe_job.get("why_not"):
+            probe = ProbeResult(outcome="not-run", why_not=probe_job["why_not"])
+        else:
+            probe = run_probe(probe_job, limit_s=limit_s, build_s=build_s)
+    result = Findings(run_checks(examined, probe, checks), setup=setup, probe_status=probe_status(probe, setup),
+                      header=header)
+    result.seconds = time.perf_counter() - started + build_s
+    result.probe = probe
+    return result
+
+
+def examine(loader, probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None) -> Findings:
+    """Examine a DataLoader object (in a notebook): the static checks, and the probe on a
+    pickled copy of it.  Returns the findings (a list that prints as the report)."""
+    from torch.utils.data import DataLoader
+
+    if not isinstance(loader, DataLoader):
+        raise TypeError(f"examine() needs a torch.utils.data.DataLoader, got {type(loader).__qualname__}")
+    job = None
+    folder = None
+    if probe:
+        folder = Path(tempfile.mkdtemp(prefix=PROBE_FOLDER_PREFIX + "loader-"))
+        pickled = folder / "loader.pickle"
+        try:
+            with open(pickled, "wb") as out:
+                pickle.dump(loader, out, protocol=pickle.HIGHEST_PROTOCOL)
+            job = {"pickled": str(pickled), **_process_context()}
+        except Exception as err:
+            job = {"why_not": f"the loader cannot be sent to a fresh process ({type(err).__name__}: {err}); "
+                              "examine the file that builds it instead: python -m scenarios doctor FILE.py:FUNCTION"}
+    try:
+        return _examine(loader, job, limit_s, header=f"{type(loader.dataset).__qualname__} loader",
+                        checks=select_checks(only))
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def examine_file(target: str, probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None) -> Findings:
+    """Import FILE.py, call FUNCTION() and examine the loader it returns; the probe calls the
+    function again in its own process.  Raises BadInput for a target that cannot be examined."""
+    started = time.perf_counter()
+    checks = select_checks(only)
+    loader, build_s = load_loader(target)
+    path_text, _, name = target.rpartition(":")
+    job = {"target": f"{Path(path_text).resolve()}:{name}", **_process_context()} if probe else None
+    findings = _examine(loader, job, limit_s, build_s=build_s, header=target, checks=checks)
+    findings.seconds = time.perf_counter() - started
+    if findings.probe is not None and findings.probe.outcome == "bad-input":
+        raise BadInput(f"{findings.probe.first('bad-input')['message']} (when the probe called it again)")
+    return findings
+
+
+def _process_context() -> dict:
+    """What the probe's process takes over from this one: the current folder (relative data
+    paths) and sys.path (where the dataset's classes are imported from)."""
+    return {"cwd": os.getcwd(), "sys_path": [p for p in sys.path if p]}
+
+

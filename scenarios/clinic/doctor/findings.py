@@ -1,0 +1,103 @@
+"""What the doctor reports: findings, each naming its scenario, and the report they print as."""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import tempfile
+import textwrap
+
+from scenarios.clinic.run.declarations import REPO_ROOT, SCENARIOS_DIR
+from scenarios.clinic.run.declarations import ScenarioError as BadInput  # noqa: F401  (one bad-input exception)
+
+MIB = 2**20
+LEVELS = ("risk", "note", "crashed")   # crashed: a check raised; its report survives (as flutter's doctor)
+PROBE_FOLDER_PREFIX = "clinic-checkup-"
+
+
+@dataclasses.dataclass
+class Finding:
+    scenario: str          # "03"
+    level: str             # one of LEVELS
+    check: str             # a short name, e.g. "copy-on-read"
+    evidence: str          # what was measured or read, with figures
+    fix: str               # a fixes/ module or the change to make (the check module's FIXES)
+    details: str = ""      # shown in the text report only (stacks of a hang)
+
+    @property
+    def readme(self) -> str:
+        """The scenario's README, found now: a scenario may be written after the doctor."""
+        found = sorted(SCENARIOS_DIR.glob(f"{self.scenario}_*/README.md"))
+        return found[0].relative_to(REPO_ROOT).as_posix() if found else f"scenario {self.scenario} (being written)"
+
+    def as_dict(self) -> dict:
+        return {"scenario": self.scenario, "level": self.level, "check": self.check,
+                "evidence": readable(self.evidence), "fix": self.fix, "readme": self.readme}
+
+
+def finder(scenario: str, fixes: dict):
+    """A check module's way to make its findings: the scenario and the fix text come from it."""
+    def found(level: str, check: str, evidence: str, details: str = "") -> Finding:
+        return Finding(scenario, level, check, evidence, fixes[check], details)
+    return found
+
+
+def mb(n: float) -> str:
+    if n < MIB / 10:
+        return f"{n / 1024:,.0f} KB"
+    return f"{n / MIB:,.0f} MB" if n >= 10 * MIB else f"{n / MIB:,.1f} MB"
+
+
+def readable(text: str) -> str:
+    """The paths of this machine as a reader's own would read (supervise.readable_paths), and
+    without the probe's temporary folder or the interpreter's installation."""
+    from scenarios.clinic.run.supervise import readable_paths
+    text = re.sub(re.escape(tempfile.gettempdir()) + rf"/{PROBE_FOLDER_PREFIX}[^/\s]+/", "", readable_paths(text))
+    for prefix in {sys.base_prefix, os.path.realpath(sys.base_prefix)}:
+        text = text.replace(os.path.join(prefix, "bin", ""), "")
+    return text
+
+
+class Findings(list):
+    """What `examine()` returns: a list of Finding that prints as the doctor's report."""
+
+    def __init__(self, findings=(), setup=None, probe_status: str = "", header: str = ""):
+        super().__init__(findings)
+        self.setup, self.probe_status, self.header = setup, probe_status, header
+        self.seconds: float | None = None      # what the examination took
+        self.probe = None                      # the ProbeResult, where a probe ran
+
+    @property
+    def risks(self) -> list[Finding]:
+        return [f for f in self if f.level == "risk"]
+
+    def __str__(self) -> str:
+        return format_report(self)
+
+    def _repr_pretty_(self, printer, cycle):  # IPython/Jupyter show the report
+        printer.text(format_report(self))
+
+
+def _wrapped(text: str, first: str, indent: str = "      ") -> list[str]:
+    return textwrap.wrap(text, width=102, initial_indent=indent + first, subsequent_indent=indent + " " * len(first),
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def format_report(findings: Findings) -> str:
+    lines = [f"DataLoader doctor · {findings.header}"]
+    if findings.setup:
+        lines.append(f"  {findings.setup.line()}")
+    if findings.probe_status:
+        lines.append(f"  probe: {findings.probe_status}")
+    for finding in findings:
+        lines += ["", f"{finding.level:<4}  {finding.scenario}  {finding.check}"]
+        lines += _wrapped(finding.evidence, "") + _wrapped(finding.fix, "fix: ") + [f"      see: {finding.readme}"]
+        if finding.details and finding.check in ("hang", "stuck-now"):
+            lines += ["      stacks:"] + [f"        {line}" for line in finding.details.splitlines()[:40]]
+    risks = len(findings.risks)
+    crashed = sum(f.level == "crashed" for f in findings)
+    took = f" · {findings.seconds:.1f} s" if findings.seconds is not None else ""
+    lines += ["", f"{risks} risk(s), {len(findings) - risks - crashed} note(s)"
+              + (f", {crashed} check(s) crashed" if crashed else "") + took]
+    return readable("\n".join(lines))

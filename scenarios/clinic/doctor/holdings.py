@@ -1,0 +1,249 @@
+"""What the dataset holds: a walk over the objects a worker will read (how many Python objects,
+and the ones that matter for workers: files, locks, generators, connections, pools), and the
+source of the code a worker runs."""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import io
+import random
+import socket
+import sqlite3
+import sys
+import threading
+import time
+import types
+from collections import deque
+
+WALK_BUDGET_S = 3.0       # the object walk stops counting after this and says so
+SAMPLE_ABOVE = 2_000      # containers longer than this are counted from an even sample
+SAMPLE_SIZE = 500
+
+
+_ATOMS = (int, float, complex, bool, str, bytes, type(None))
+_LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
+_CODE = (types.ModuleType, type, types.BuiltinFunctionType, types.MethodWrapperType,
+         types.WrapperDescriptorType, types.MethodDescriptorType, types.GetSetDescriptorType,
+         types.CodeType, types.FrameType)
+
+
+@dataclasses.dataclass
+class Holdings:
+    """What a walk from the dataset (and collate_fn, worker_init_fn) found."""
+    objects: float = 0            # Python objects, each with its own reference count
+    object_bytes: float = 0       # their sizes (sys.getsizeof)
+    biggest: str = ""             # the attribute holding most of the objects
+    sampled: bool = False         # long containers counted from an even sample
+    stopped: bool = False         # the walk ran out of time: figures are lower bounds
+    found: list = dataclasses.field(default_factory=list)  # (kind, path, object)
+
+
+# Connection objects of these libraries hold a socket or a file handle; some are C types that
+# report their module as `builtins` (lmdb.Environment), so they are told by the library's own types.
+CONNECTION_LIBRARIES = ("lmdb", "psycopg2", "psycopg", "pymongo", "redis", "pymysql", "boto3", "botocore")
+
+
+def _is_connection(obj) -> bool:
+    if isinstance(obj, sqlite3.Connection):
+        return True
+    module = (type(obj).__module__ or "").split(".")[0]
+    if module in CONNECTION_LIBRARIES:
+        return True
+    for name in CONNECTION_LIBRARIES:
+        library = sys.modules.get(name)
+        if library is not None and type(obj) in _library_types(library):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _library_types(library) -> frozenset:
+    return frozenset(v for v in vars(library).values() if isinstance(v, type))
+
+
+def kind_of(obj) -> str | None:
+    """What about this object matters for workers, or None."""
+    module = type(obj).__module__ or ""
+    if isinstance(obj, _LOCK_TYPES):
+        return "lock"
+    if isinstance(obj, io.IOBase):
+        return None if obj.closed else "file"
+    if isinstance(obj, socket.socket):
+        return "socket" if obj.fileno() != -1 else None
+    if _is_connection(obj):
+        return "connection"
+    if module.split(".")[0] == "h5py" and type(obj).__name__ in ("File", "Dataset", "Group"):
+        return "hdf5"
+    if isinstance(obj, random.Random) and not isinstance(obj, random.SystemRandom):
+        return "rng"
+    if module.startswith("numpy.random") and type(obj).__name__ in ("Generator", "RandomState"):
+        return "rng"
+    if module == "torch" and type(obj).__name__ == "Generator":
+        return "rng"
+    if isinstance(obj, threading.Thread):
+        return "thread"
+    if module in ("multiprocessing.pool", "concurrent.futures.process", "concurrent.futures.thread") and \
+            type(obj).__name__ in ("Pool", "ThreadPool", "ProcessPoolExecutor", "ThreadPoolExecutor"):
+        return "pool"
+    return None
+
+
+def _children(obj, path: str):
+    """(path, child) pairs of a container or an object's attributes; long containers sampled."""
+    if isinstance(obj, dict):
+        items = list(obj.items()) if len(obj) <= SAMPLE_ABOVE else _even(list(obj.items()))
+        for key, value in items:
+            yield None, key
+            yield f"{path}[{repr(key)[:40]}]", value
+    elif isinstance(obj, (list, tuple, deque)):
+        indices = range(len(obj)) if len(obj) <= SAMPLE_ABOVE else _even(range(len(obj)))
+        shown = f"{path}[…]" if len(obj) > 3 else None
+        for i in indices:
+            yield (shown or f"{path}[{i}]"), obj[i]
+    elif isinstance(obj, (set, frozenset)):
+        members = list(obj)
+        for member in (members if len(members) <= SAMPLE_ABOVE else _even(members)):
+            yield f"{path}{{…}}", member
+    elif isinstance(obj, types.FunctionType):
+        for name, cell in zip(obj.__code__.co_freevars, obj.__closure__ or ()):
+            try:
+                yield f"{path}.<{name} from its closure>", cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+        for i, default in enumerate(obj.__defaults__ or ()):
+            yield f"{path}.<default {i}>", default
+    elif isinstance(obj, types.MethodType):
+        yield f"{path}.__self__", obj.__self__
+    else:
+        attributes = getattr(obj, "__dict__", None)
+        if isinstance(attributes, dict):
+            for name, value in attributes.items():
+                yield f"{path}.{name}", value
+        for name in getattr(type(obj), "__slots__", ()):
+            if isinstance(name, str) and hasattr(obj, name):
+                yield f"{path}.{name}", getattr(obj, name)
+        if attributes is None and not getattr(type(obj), "__slots__", None):
+            import gc
+            for child in gc.get_referents(obj):
+                if not isinstance(child, _CODE):
+                    yield f"{path}.<?>", child
+
+
+def _even(sequence):
+    step = len(sequence) / SAMPLE_SIZE
+    return [sequence[int(i * step)] for i in range(SAMPLE_SIZE)]
+
+
+def walk(roots: list[tuple[str, object]], budget_s: float = WALK_BUDGET_S) -> Holdings:
+    """Count the Python objects reachable from the roots, as a forked worker will read
+    them, and note the ones that matter for workers (files, locks, generators, …)."""
+    import numpy as np
+    import torch
+
+    held = Holdings()
+    seen: set[int] = set()
+    deadline = time.perf_counter() + budget_s
+    per_top: dict[str, float] = {}
+    # (object, path, weight): weight > 1 for the members of a long container counted by sample.
+    stack = [(obj, path, 1.0, path) for path, obj in roots]
+    steps = 0
+    while stack:
+        obj, path, weight, top = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        steps += 1
+        if steps % 20_000 == 0 and time.perf_counter() > deadline:
+            held.stopped = True
+            break
+        if isinstance(obj, _CODE):
+            continue
+        kind = kind_of(obj)
+        if kind:
+            held.found.append((kind, path, obj))
+            if kind in ("file", "socket", "connection", "hdf5", "lock", "thread", "pool"):
+                continue
+        if isinstance(obj, torch.Tensor):
+            continue  # a buffer, read without writing to it
+        if isinstance(obj, np.ndarray) and obj.dtype != object:
+            continue
+        is_function = isinstance(obj, (types.FunctionType, types.MethodType))
+        if not is_function:
+            held.objects += weight
+            held.object_bytes += sys.getsizeof(obj) * weight
+            per_top[top] = per_top.get(top, 0) + weight
+        if isinstance(obj, np.ndarray):  # dtype=object: an array of Python objects
+            members = obj.ravel()
+            indices = range(len(members)) if len(members) <= SAMPLE_ABOVE else _even(range(len(members)))
+            scale = weight * (len(members) / len(indices) if len(indices) else 1)
+            held.sampled |= len(members) > SAMPLE_ABOVE
+            for i in indices:
+                stack.append((members[i], f"{path}[…]", scale, top))
+            continue
+        length = len(obj) if isinstance(obj, (dict, list, tuple, deque, set, frozenset)) else 0
+        scale = weight * (length / SAMPLE_SIZE if length > SAMPLE_ABOVE else 1)
+        held.sampled |= length > SAMPLE_ABOVE
+        for child_path, child in _children(obj, path):
+            if id(child) in seen:
+                continue
+            if isinstance(child, _ATOMS):
+                # Leaves are counted here, without a trip through the stack.
+                seen.add(id(child))
+                held.objects += scale
+                held.object_bytes += sys.getsizeof(child) * scale
+                per_top[top] = per_top.get(top, 0) + scale
+                continue
+            depth_top = top if top.count(".") >= 1 or child_path is None else child_path
+            stack.append((child, child_path or path, scale, depth_top))
+    if per_top:
+        held.biggest = max(per_top, key=per_top.get)
+    return held
+
+
+# ---------------------------------------------------------------- the code workers run
+
+_LIBRARY_ROOTS = ("torch", "typing", "builtins", "collections", "_collections_abc", "abc", "numpy")
+
+
+def code_sources(loader, depth: int = 3) -> tuple[list[str], bool]:
+    """The source of the code a worker runs for this loader: the dataset's own classes, its
+    worker_init_fn and collate_fn, and the functions they call by name (a helper that splits a
+    stream by worker, as webdataset's split_by_worker does), `depth` calls deep.  Returns the
+    sources and whether some could not be read (a C extension, code typed at a prompt)."""
+    owners = [k for k in type(loader.dataset).__mro__ if k.__module__.split(".")[0] not in _LIBRARY_ROOTS]
+    todo = [(o, 0) for o in owners + [f for f in (loader.worker_init_fn, loader.collate_fn) if f is not None]
+            if not (getattr(o, "__module__", "") or "").startswith("torch.")]
+    seen, sources, unreadable = set(), [], False
+    while todo:
+        owner, level = todo.pop()
+        if id(owner) in seen:
+            continue
+        seen.add(id(owner))
+        try:
+            sources.append(inspect.getsource(owner))
+        except (OSError, TypeError):
+            unreadable = True
+            continue
+        if level < depth:
+            todo += [(f, level + 1) for f in _called_functions(owner)]
+    return sources, unreadable
+
+
+def _called_functions(owner) -> list:
+    """Functions a class's methods or a function refer to by a global name."""
+    functions = [v for v in vars(owner).values() if isinstance(v, types.FunctionType)] if isinstance(owner, type) \
+        else [owner] if isinstance(owner, types.FunctionType) else []
+    found = []
+    for function in functions:
+        for name in function.__code__.co_names:
+            value = function.__globals__.get(name)
+            if isinstance(value, (types.FunctionType, type)) and \
+                    (getattr(value, "__module__", "") or "").split(".")[0] not in _LIBRARY_ROOTS:
+                found.append(value)
+    return found
+
+
+def public_name(obj) -> str:
+    """numpy.random.Generator rather than numpy.random._generator.Generator."""
+    return f"{type(obj).__module__.split('._')[0]}.{type(obj).__qualname__}"

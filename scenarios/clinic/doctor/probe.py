@@ -1,0 +1,122 @@
+"""The probe's parent side: start the child (probe_child.py) under the runner's supervision,
+read its events, stop it on a stall or at its limit, and reap everything it started."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from scenarios.clinic.doctor.events import PREFIX
+from scenarios.clinic.doctor.findings import PROBE_FOLDER_PREFIX
+from scenarios.clinic.doctor.loading import BUILD_LIMIT_S
+
+PROBE_LIMIT_S = 15.0      # the probe's measuring time, and the most a hanging loader costs
+
+
+@dataclasses.dataclass
+class ProbeResult:
+    events: list = dataclasses.field(default_factory=list)
+    output: list = dataclasses.field(default_factory=list)   # every other line (their prints, tracebacks)
+    outcome: str = "completed"   # completed | hang | limit | crashed | error | bad-input | not-run
+    stage: str = ""
+    stall_s: float = 0.0
+    stacks: str = ""
+    seconds: float = 0.0
+    exit_status: int | None = None
+    survivors: int = 0
+    leaked_shm: list = dataclasses.field(default_factory=list)
+    why_not: str = ""
+
+    def first(self, name: str) -> dict | None:
+        return next((e for e in self.events if e["event"] == name), None)
+
+    def all(self, name: str) -> list[dict]:
+        return [e for e in self.events if e["event"] == name]
+
+
+def _event(line: str, result: ProbeResult) -> dict | None:
+    """Parse one line of the probe's output: an event, or output kept as evidence."""
+    # Not only at the start: a worker dying of SIGSEGV leaves PyTorch's message and a NUL
+    # byte in front of the next line.
+    at = line.find(PREFIX)
+    if at >= 0:
+        try:
+            event = json.loads(line[at + len(PREFIX):])
+        except json.JSONDecodeError:
+            event = None
+        if event:
+            result.events.append(event)
+            if line[:at].strip(" \0"):
+                result.output.append(line[:at])
+            return event
+    result.output.append(line)
+    return None
+
+
+def run_probe(job: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0) -> ProbeResult:
+    """Start the probe's child program under supervision, watch it, and stop it for good."""
+    from scenarios.clinic.run.supervise import Supervised, remove_leaked_shm, shm_names
+
+    result = ProbeResult()
+    folder = Path(tempfile.mkdtemp(prefix=PROBE_FOLDER_PREFIX))
+    stall_s = max(3.0, limit_s / 2)
+    job = dict(job, budget_s=max(2.0, limit_s - 4.0))
+    (folder / "job.json").write_text(json.dumps(job))
+    launcher = folder / "checkup_probe.py"
+    # A file of its own, so that spawned workers re-import a tiny main module (they import
+    # the parent's __main__ as __mp_main__), and so the child finds its job next to it.
+    launcher.write_text("from scenarios.clinic.doctor.probe_child import main\n\n"
+                        "if __name__ == \"__main__\":\n    main(__file__)\n")
+    shm_before = shm_names()
+    started = time.monotonic()
+    run = Supervised(launcher)
+    read, loaded_at, last_event = 0, None, started
+    # The probe builds the loader again: about as long as the first build took, and never longer
+    # than the build limit its child enforces itself (plus the child's start).
+    build_allowance = min(2 * build_s + 20.0, BUILD_LIMIT_S + 10.0)
+    try:
+        while True:
+            while read < len(run.lines):
+                event = _event(run.lines[read], result)
+                read += 1
+                if event:
+                    last_event = time.monotonic()
+                    if event["event"] == "loaded":
+                        loaded_at = last_event
+                    elif event["event"] == "stage":
+                        result.stage = event["stage"]
+            if run.exit_status() is not None:
+                break
+            now = time.monotonic()
+            if loaded_at is None and now - started > build_allowance:
+                result.outcome, result.stall_s = "hang", now - started
+                result.stage = "build"
+                break
+            if loaded_at is not None and result.stage and now - last_event > stall_s:
+                result.outcome, result.stall_s = "hang", now - last_event
+                break
+            if loaded_at is not None and now - loaded_at > limit_s:
+                result.outcome = "limit"
+                break
+            time.sleep(0.05)
+        if result.outcome in ("hang", "limit"):
+            result.stacks = run.where_stuck()
+    finally:  # also on Ctrl-C: nothing the probe started outlives it
+        result.survivors = run.finish()
+        result.seconds = time.monotonic() - started
+        shutil.rmtree(folder, ignore_errors=True)
+    for line in run.lines[read:]:  # lines that arrived while it was stopped
+        _event(line, result)
+    result.exit_status = run.exit_status()
+    result.leaked_shm = remove_leaked_shm(shm_before, run.seen)
+    if result.outcome == "completed":
+        if result.first("bad-input"):
+            result.outcome = "bad-input"
+        elif result.first("error"):
+            result.outcome = "error"
+        elif not result.first("done"):
+            result.outcome = "crashed"
+    return result

@@ -1,0 +1,162 @@
+"""The grade: one run of the attempt through the runner, judged against the fixed variant."""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from scenarios.clinic.run import judge
+from scenarios.clinic.run.declarations import (CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs)
+from scenarios.clinic.workshop.rules import (AttemptSyntaxError, CANNOT_RUN, Grade, NOT_YET, PASSED, _shown, attempt_path, exercise_of, read_attempt, static_problems)
+
+
+# ---------------------------------------------------------------- the grade
+
+def _sentence(breach: str, spec: dict, result: dict) -> str:
+    """A breach of the fixed declaration, said for an attendee."""
+    if breach.startswith("outcome "):
+        outcome = result["outcome"]
+        said = {"hang": f"it was still waiting after its {result['limit_s']:g} s limit (a hang)",
+                "error": "it ended with an error",
+                "signal": f"it was killed by {result.get('signal') or 'a signal'}",
+                "completed": "it completed"}.get(outcome, outcome)
+        return f"{said}; fixed needs it to {spec['expect'].replace('completed', 'complete')}"
+    if breach.startswith("output lacks"):
+        return f"its output has no line like /{spec.get('evidence')}/, which the fixed run prints"
+    if breach.endswith("was not measured"):
+        name = breach.split()[0]
+        if name.startswith("sampled_"):
+            return f"the runner measured no {name} (no worker lived long enough to be sampled)"
+        return f"it never reported {name} (a `metric {name}=…` line): keep broken.py's measurements"
+    match = re.match(r"(\w+)=(\S+) ([<>]) (\S+)", breach)
+    if match:
+        name, value, side, bound = match.groups()
+        need = "at least" if side == "<" else "at most"
+        who = "the runner measured" if name.startswith("sampled_") or name == "seconds" else "it reported"
+        return f"{who} {name}={value}; fixed needs {need} {bound}"
+    return breach
+
+
+def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_source: str,
+          file: str = "") -> Grade:
+    """Judge one recorded run of an attempt (no run here): static checks, the runner's own
+    checks, and the scenario's declaration of `fixed`."""
+    exercise = exercise_of(scenario)
+    problems = static_problems(scenario, attempt_source, broken_source)
+    if result is None:
+        return Grade(scenario.number, file, NOT_YET, problems, {"ran": False})
+    seen = {"outcome": result["outcome"], "seconds": result["seconds"],
+            "worker_processes": result.get("worker_processes_seen"),
+            "evidence": result.get("evidence", "")}
+    if result["outcome"] == "cannot-run":
+        return Grade(scenario.number, file, CANNOT_RUN, [f"this machine cannot run it: {seen['evidence']}"],
+                     seen, result)
+
+    spec = dict(scenario.variants["fixed"])
+    ignored = set(exercise.get("ignore", []))
+    spec["metrics"] = {name: bounds for name, bounds in spec.get("metrics", {}).items() if name not in ignored}
+    spec["metrics"].update(exercise.get("metrics", {}))
+    # The evidence line again, by the pattern of `fixed` (a recorded run of another variant
+    # was summed up by its own pattern).
+    lines = result.get("output_tail", "").splitlines()
+    result = dict(result, evidence=judge.evidence(result["outcome"], spec.get("evidence"), lines,
+                                                  result["outcome"] == "hang"))
+    seen["evidence"] = result["evidence"]
+
+    wanted = exercise.get("min_workers", 1)
+    workers = result.get("worker_processes_seen")
+    if workers is not None and workers < wanted:
+        problems.append(f"the runner saw {workers} worker process{'es' if workers != 1 else ''} below "
+                        f"the script; the exercise needs at least {wanted}: it is about DataLoader workers, "
+                        "and fewer of them (num_workers=0, say) hides a failure instead of fixing it")
+    reported: dict[str, list[float]] = {}
+    for match in filter(None, map(judge.METRIC_LINE.match, lines)):
+        reported.setdefault(match.group(1), []).append(float(match.group(2)))
+    for name, values in reported.items():
+        if len(set(values)) > 1:
+            problems.append(f"it reported {name} {len(values)} times ({', '.join(f'{v:g}' for v in values)}); "
+                            "a figure is reported once")
+    breaches = judge.breaches(spec, result)
+    if result["outcome"] != spec["expect"]:  # figures never reported follow from that: say it once
+        breaches = [b for b in breaches if not b.endswith("was not measured")]
+    problems += [_sentence(breach, spec, result) for breach in breaches]
+    if result.get("surviving_processes"):
+        problems.append(f"{result['surviving_processes']} process(es) outlived the run")
+    return Grade(scenario.number, file, NOT_YET if problems else PASSED, problems, seen, result)
+
+
+def check(number: str, file: str | Path | None = None, show=None, record: bool = True) -> Grade:
+    """Run the attempt (default: workshop/NN_slug.py) through the runner and grade it.
+    Bad input raises ScenarioError; a machine that cannot run it, CannotRunHere."""
+    from scenarios.clinic.run.runner import run_variant  # imports psutil; the other commands need not
+
+    scenario = get_scenario(number)
+    path = Path(file) if file else attempt_path(scenario)
+    if not file and not path.is_file():
+        raise ScenarioError(f"no attempt {_shown(path)} yet: `make practice-{scenario.number}` makes it")
+    source = read_attempt(path)
+    broken_source = scenario.script("broken").read_text()
+    why_not = missing_needs(scenario)
+    if why_not:
+        raise CannotRunHere(f"scenario {scenario.number}", why_not)
+    problems = static_problems(scenario, source, broken_source)
+    if problems:  # no run: what it changed is the answer, and it is instant
+        result = None
+    else:
+        if show:
+            print(f"▶ {_shown(path)}  (graded as scenario {scenario.number}'s fixed.py: "
+                  f"limit {scenario.limit_for('fixed'):g} s)", file=show, flush=True)
+        result = run_variant(scenario, "fixed", show, script=path.resolve())
+    graded = grade(scenario, result, source, broken_source, file=_shown(path))
+    if record and path.resolve() == attempt_path(scenario).resolve():
+        from scenarios.clinic.workshop.progress import record_grade
+        record_grade(scenario, graded, source)
+    return graded
+
+
+def grade_text(graded: Grade) -> str:
+    """What an attendee reads after `check`."""
+    seen = graded.seen
+    if seen.get("ran") is False:
+        ran = "not run: the changes below are enough to say"
+    else:
+        workers = seen.get("worker_processes")
+        ran = (f"ran {seen['seconds']:g} s, outcome {seen['outcome']}, "
+               f"{workers if workers is not None else '?'} worker processes seen by the runner")
+    head = {PASSED: "✔ passed", NOT_YET: "✘ not yet", CANNOT_RUN: "– cannot run here"}[graded.state]
+    lines = [f"{head}: exercise {graded.scenario} · {graded.file} · {ran}"]
+    if seen.get("evidence") and graded.state != CANNOT_RUN:
+        lines.append(f"  last word: {seen['evidence']}")
+    lines += [f"  - {problem}" for problem in graded.problems]
+    stacks = (graded.result or {}).get("stacks") or ""
+    if graded.result and graded.result["outcome"] == "hang" and stacks:
+        lines.append("  where each process waited when the limit hit (innermost calls first; all of it: --json):")
+        lines += [f"    {line}" for line in _short_stacks(stacks)]
+    if graded.state == NOT_YET:
+        lines.append(f"  next: make hint-{graded.scenario} · read the README's Root cause · make check-{graded.scenario}")
+    return "\n".join(lines)
+
+
+def _short_stacks(stacks: str, frames: int = 4) -> list[str]:
+    """A py-spy dump, shortened: each process, each of its threads but the queue feeders, and
+    their innermost frames."""
+    shown, keep = [], 0
+    for line in stacks.splitlines():
+        if line.startswith(("Process ", "Python v")):
+            keep = 0
+            shown += [line] if line.startswith("Process ") else []
+        elif line.lstrip().startswith("Thread "):
+            keep = 0 if "QueueFeederThread" in line else frames
+            shown += [line.strip()] if keep else []
+        elif keep and line.strip():
+            shown.append("  " + line.strip())
+            keep -= 1
+    return shown
+
+
+def say_bad_input(err: ScenarioError, stream=sys.stderr) -> None:
+    """Bad input as one line (a syntax error: the attendee's own, as Python shows it)."""
+    if isinstance(err, AttemptSyntaxError):
+        print(f"error: the attempt is not valid Python:\n{err}", file=stream)
+    else:
+        print(f"error: {err}", file=stream)
