@@ -8,14 +8,15 @@ What a container (`docker run --memory`), a Kubernetes pod's limit or a Slurm jo
 cgroup does to a training job, made here for one run: a child group below this
 process's own, with a limit, where the kernel's OOM killer acts when the group's
 charge cannot stay under it.  It works where the group can be made:
-- cgroup v2: this process's group is writable and can give the memory controller to
-  a child (a delegated subtree; `systemd-run --user --scope -p MemoryMax=320M` makes one);
-- cgroup v1: the memory hierarchy is writable below this process's group.
+- cgroup v1: the memory hierarchy is writable below this process's group;
+- cgroup v2: this process's group is writable and can give the memory controller to a
+  child (a delegated subtree that holds no process of its own; not tried on a v2 machine).
 Elsewhere `memory_limit` ends the script with "cannot run here" (exit status 3).
 
 Pages are charged to the group of the process that first touches them: what this
 process allocated before moving in (torch's import, for one) stays charged outside.
 The group counts what the run allocates after: the data, each worker's copies, batches.
+While the body runs, cgroup_watch.GroupWatch samples the charge and each process's RSS.
 
 Cleanup: a group is named `dataloader-clinic-<pid>`; leaving the `with` moves every
 process still in it back to the parent group and removes it, whatever ended the run.
@@ -30,15 +31,15 @@ import errno
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
+
+from scenarios.cgroup_watch import GroupWatch
 
 PREFIX = "dataloader-clinic-"
 GROUP_ENV = "CLINIC_MEMORY_GROUP"  # set by run_limited: the group its child's memory_limit enters
 MIB = 2**20
 PAGE = os.sysconf("SC_PAGE_SIZE")
-SAMPLE_EVERY_S = 0.02
 
 
 class CannotLimit(Exception):
@@ -181,9 +182,9 @@ def _swap_total() -> int:
     return 0
 
 
-_REMEDY = ("run it as root on a cgroup v1 machine, inside `systemd-run --user --scope -p MemoryMax=512M "
-           "-p MemorySwapMax=0 bash` on cgroup v2, or in a container or job whose cgroup delegates "
-           "memory to its children")
+_REMEDY = ("it needs a cgroup it may create children in: cgroup v1 with a writable memory hierarchy "
+           "(root, or a container run as root), or a cgroup v2 subtree delegated to this user, whose "
+           "memory controller can be enabled for children (see Delegation in the kernel's cgroup-v2 guide)")
 
 
 def problem() -> str | None:
@@ -226,102 +227,6 @@ def remove_stale_groups(parent: Path | None = None) -> list[str]:
 def leftover_groups() -> list[str]:
     """Names of this module's groups below this process's own (the tests assert none remain)."""
     return sorted(p.name for folder in _own_groups().values() for p in folder.glob(f"{PREFIX}*"))
-
-
-# ---------------------------------------------------------------- watching a run inside the limit
-
-
-def _rss_and_badness(pid: int) -> tuple[float, float] | None:
-    """RSS of a live process and what the kernel's oom_badness() ranks it by (RSS + page tables
-    + swap), both in MiB; None once it is gone or a zombie.  /proc/PID/oom_score, the same
-    figure scaled to the machine's whole RAM, moves one step per tens of MiB here: too coarse."""
-    try:
-        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
-        kib = {name: int(fields.get(name, "0 kB").split()[0]) for name in ("VmRSS", "VmPTE", "VmSwap")}
-    except (OSError, ValueError):
-        return None
-    if not kib["VmRSS"]:
-        return None
-    return round(kib["VmRSS"] / 1024, 1), round(sum(kib.values()) / 1024, 1)
-
-
-class GroupWatch(threading.Thread):
-    """Every SAMPLE_EVERY_S: the group's charge, its OOM-kill count, and the RSS of each process and what
-    the kernel ranks it by, of each process inside.  `victim` is the process that vanished when the count rose."""
-
-    def __init__(self, group: MemoryGroup, main_pid: int | None = None):
-        super().__init__(daemon=True)
-        self.group, self.started = group, time.monotonic()
-        self.main_pid = main_pid or os.getpid()
-        self.samples: list[tuple[float, int, int, dict]] = []  # (t, charge bytes, oom kills, {pid: (rss, badness)})
-        self.names: dict[int, str] = {self.main_pid: "main"}
-        self.victim: tuple[int, dict] | None = None  # (pid, the sample before the kill)
-        self._done = threading.Event()
-        self.start()
-
-    def run(self) -> None:
-        while not self._done.is_set():
-            with contextlib.suppress(OSError):
-                self._sample()
-            self._done.wait(SAMPLE_EVERY_S)
-
-    def _sample(self) -> None:
-        kills, charge = self.group.oom_kills(), self.group.usage_bytes()
-        procs = {pid: m for pid in self.group.pids() if (m := _rss_and_badness(pid))}
-        for pid in sorted(procs):
-            self.names.setdefault(pid, f"worker{len(self.names)}")
-        if self.samples and kills > self.samples[-1][2] and self.victim is None:
-            before = self.samples[-1][3]
-            gone = [pid for pid in before if pid not in procs]
-            if gone:
-                self.victim = (gone[0], before)
-        self.samples.append((round(time.monotonic() - self.started, 3), charge, kills, procs))
-
-    def stop(self) -> None:
-        self._done.set()
-        self.join()
-        with contextlib.suppress(OSError):
-            self._sample()
-
-    def report(self) -> None:
-        """Print the series (one line a tenth of a second, and the last before a kill) and the figures."""
-        limit = self.group.limit_bytes / MIB
-        last_before = self.victim[1] if self.victim else None
-        for i, (t, charge, kills, procs) in enumerate(self.samples):
-            if i % 5 == 0 or procs is last_before or i == len(self.samples) - 1:
-                rss = " ".join(f"{self.names[p]}={m[0]}" for p, m in sorted(procs.items()))
-                print(f"memory t={t:.2f} charge={charge / MIB:.1f} limit={limit:g} oom_kills={kills} rss: {rss}")
-        peak = self.group.peak_bytes() or max(s[1] for s in self.samples)
-        print(f"metric limit_mb={limit:g}")
-        print(f"metric peak_charge_mb={peak / MIB:.1f}")
-        print(f"metric oom_kills={self.group.oom_kills()}")
-        print(f"metric limit_hits={self.group.limit_hits()}")
-        if self.victim:
-            self._report_victim(*self.victim)
-
-    def _report_victim(self, pid: int, before: dict) -> None:
-        ranked = sorted(before, key=lambda p: -before[p][1])
-        others = ", ".join(f"{self.names[p]} {before[p][1]} MiB" for p in ranked if p != pid)
-        print(f"the kernel's OOM killer killed {self.names[pid]} (pid {pid}): {before[pid][1]} MiB of RSS, "
-              f"page tables and swap, rank {ranked.index(pid) + 1} of {len(ranked)} in the group "
-              f"{SAMPLE_EVERY_S * 1000:.0f} ms before; the others: {others}")
-        print(f"metric victim_is_worker={int(pid != self.main_pid)}")
-        print(f"metric victim_rank={ranked.index(pid) + 1}")
-        print(f"metric victim_rss_mb={before[pid][0]}")
-        print(f"metric main_rss_before_kill_mb={before[self.main_pid][0]}")
-        line = kernel_log_line(pid)
-        print(f"kernel log: {line}" if line else
-              "kernel log: not readable here (dmesg needs root or kernel.dmesg_restrict=0)")
-
-
-def kernel_log_line(pid: int) -> str | None:
-    """The kernel's own line for the kill of `pid` ("Memory cgroup out of memory: Killed process …")."""
-    try:
-        log = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=5).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    hits = [line for line in log.splitlines() if f"Killed process {pid} (" in line]
-    return hits[-1].split("] ", 1)[-1] if hits else None
 
 
 @contextlib.contextmanager

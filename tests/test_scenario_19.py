@@ -138,5 +138,5 @@ def test_cannot_run_here_where_no_child_group_can_be_made(monkeypatch, capsys, t
     assert end.value.code == 3
     err = capsys.readouterr().err
     assert "cannot run here: cannot create a memory cgroup below not-a-cgroup" in err
-    assert "systemd-run --user --scope -p MemoryMax=" in err  # the remedy, named
+    assert "Delegation in the kernel's cgroup-v2 guide" in err  # what would do, named
 
