@@ -14,7 +14,8 @@ from conftest import REPO_ROOT
 
 from fixes.serial_tokenizers import VARIABLE, serial_tokenizers
 
-pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork (Linux, macOS)")
+linux_fork = pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
+                                reason="forks and counts threads in /proc/self/task (Linux)")
 
 # The parent encodes a batch (inside the block or not), forks, and the child reports how many
 # threads its own first encode_batch started.  The child's answer comes through a pipe; a child
@@ -64,6 +65,7 @@ def fork_after_use(where, **environment):
     return json.loads(done.stdout)
 
 
+@linux_fork
 def test_a_child_forked_after_the_block_keeps_parallelism_where_one_forked_after_plain_use_loses_it():
     inside, outside = fork_after_use("inside"), fork_after_use("outside")
     # Inside the block the parent started no pool; outside it did (one thread per CPU, at least 1).
@@ -72,6 +74,7 @@ def test_a_child_forked_after_the_block_keeps_parallelism_where_one_forked_after
     assert outside["child_started"] == 0, outside
 
 
+@linux_fork
 def test_the_variable_set_to_true_before_the_block_is_kept_and_the_child_does_not_hang():
     # With TOKENIZERS_PARALLELISM=true and no pool run in the parent, the child's pool is its own.
     result = fork_after_use("inside", TOKENIZERS_PARALLELISM="true")

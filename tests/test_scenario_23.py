@@ -98,5 +98,6 @@ def test_forkserver_workers_keep_their_threads_and_do_not_hang_with_the_variable
     run = report["variants"]["measure_forkserver"]
     out = run["output_tail"]
     assert out.count("tokenized 4096 sentences, 292583 tokens") == 2
-    assert out.index("TOKENIZERS_PARALLELISM unset:") < out.index("TOKENIZERS_PARALLELISM=true:")
+    assert out.index("forkserver, TOKENIZERS_PARALLELISM unset: the worker's tokenizer started") < \
+        out.index("forkserver, TOKENIZERS_PARALLELISM=true: the worker's tokenizer started")
     assert run["metrics"]["forkserver_true_threads"] >= 1

@@ -13,6 +13,12 @@ from tokenizers import Tokenizer
 from tokenizers.models import WordPiece
 from tokenizers.pre_tokenizers import Whitespace
 
+from scenarios.host import cannot_run
+
+if not os.path.isdir("/proc/self/task"):
+    cannot_run("the scripts count a process's threads in /proc/self/task, which only Linux has; "
+               "run it on Linux (a VM or container is fine)")
+
 NUM_TEXTS = 4096
 WORDS_PER_TEXT = 48
 DISTINCT_WORDS = 3000
