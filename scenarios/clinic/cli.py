@@ -7,6 +7,7 @@
     python -m scenarios doctor           # what this machine can reproduce
     python -m scenarios doctor train.py:make_loader [--json] [--no-probe] [--check NAME]
     python -m scenarios doctor --list-checks
+    python -m scenarios explain [FILE | -] [--json]   # each DataLoader failure in a log or traceback
     python -m scenarios bench [--json] [--quick]   # our fixes against the alternatives (1: a goal not met)
 
 Workshop exercises (scenarios/clinic/workshop/, scenarios/WORKSHOP.md):
@@ -47,6 +48,8 @@ COMMANDS = {
     "figures": Command("scenarios.clinic.run.commands", "run every variant and rewrite the READMEs' Measured blocks"),
     "doctor": Command("scenarios.clinic.doctor.commands", "what this machine can reproduce; with FILE.py:FUNCTION, "
                       "examine the DataLoader that function returns"),
+    "explain": Command("scenarios.clinic.doctor.explain", "a log or traceback (FILE or standard input): each "
+                       "DataLoader failure in it, its scenario and its fix"),
     "bench": Command("scenarios.clinic.bench.commands", "benchmark our fixes against what users pick instead"),
     "practice": Command("scenarios.clinic.workshop.commands", "start an exercise: copy broken.py to workshop/"),
     "check": Command("scenarios.clinic.workshop.commands", "grade an attempt against the scenario's fixed declaration"),

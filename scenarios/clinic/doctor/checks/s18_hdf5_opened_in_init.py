@@ -8,6 +8,9 @@ FIXES = {
     "hdf5-handle": "open the h5py.File in each worker on first use (fixes/per_worker.py: PerWorker(h5py.File, "
                    "path, 'r')), never in __init__",
 }
+# HDF5's own words when two workers move one shared offset under each other.
+ERRORS = [(r"filter returned failure during read|wrong B-tree signature|bad symbol table|Can't read data"
+           r"|bad object header|incorrect metadata checksum", "hdf5-handle")]
 found = finder(SCENARIO, FIXES)
 
 

@@ -1,0 +1,108 @@
+"""`python -m scenarios explain [FILE | -] [--json]`: a log or a traceback as users paste it, and
+each DataLoader failure in it, explained by the check that owns its error text.
+
+The texts are the checks' own ERRORS (checks/__init__.py's error table, the one the probe
+uses), matched per traceback: a traceback counts when it went through the DataLoader (its
+frames or messages name it), so an error of the model's own (CUDA out of memory in forward)
+names nothing.  Launchers' wrapping is undone first: `[rank0]:` prefixes, tqdm's carriage
+returns, colour codes.  Exit status: 0 nothing found, 1 something found, 2 no such file or
+empty input.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+from scenarios.clinic.doctor.checks import error_table
+from scenarios.clinic.doctor.findings import Finding, readable
+from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
+
+WRAPPING = re.compile(r"^(?:\x1b\[[0-9;]*m)*(?:\[(?:rank|Rank|RANK)\s*\d+\]:\s?|\d+:\s(?=\S)|rank\d+:\s)?")
+COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+# Where a traceback shows that the DataLoader was involved: its source, its workers, its messages.
+THROUGH_DATALOADER = re.compile(r"torch[/\\]utils[/\\]data[/\\]|DataLoader|_worker_loop|in DataLoader worker process"
+                                r"|dataloader worker")
+START = re.compile(r"^Traceback \(most recent call last\):|^(?:\S+Error|\S+Exception|Exception)\b.*:|"
+                   r"^(?:ERROR|Error|RuntimeError)\b|DataLoader worker|huggingface/tokenizers|Too many dataloader workers")
+
+
+def unwrap(text: str) -> list[str]:
+    """The log's lines as the program wrote them: tqdm's redrawn bars reduced to their last
+    state, launcher prefixes and colour codes taken off."""
+    lines = []
+    for raw in text.replace("\r\n", "\n").split("\n"):
+        line = raw.split("\r")[-1] if "\r" in raw else raw
+        lines.append(COLOUR.sub("", WRAPPING.sub("", line, count=1)).rstrip())
+    return lines
+
+
+def blocks(lines: list[str]) -> list[list[str]]:
+    """Tracebacks and error paragraphs: from a line that starts one to the first blank line
+    after its exception line (chained tracebacks stay together: PyTorch chains a worker's
+    death under "exited unexpectedly")."""
+    found, current = [], None
+    for line in lines:
+        if current is None:
+            if START.search(line):
+                current = [line]
+            continue
+        if not line.strip() and current and not current[-1].strip():
+            found.append(current)
+            current = None
+            continue
+        current.append(line)
+    if current:
+        found.append(current)
+    return found
+
+
+def _shown_line(block: list[str], pattern: str) -> str:
+    matched = [line.strip() for line in block if pattern and re.search(pattern, line)]
+    caught = [line.strip() for line in block if "in DataLoader worker process" in line]
+    return (matched or caught or [line.strip() for line in block if line.strip()][-1:] or [""])[0][:300]
+
+
+def explain_text(text: str) -> list[Finding]:
+    table = error_table()
+    findings, seen = [], set()
+    for block in blocks(unwrap(text)):
+        joined = "\n".join(block)
+        if not THROUGH_DATALOADER.search(joined):
+            continue
+        for pattern, check, name in table:
+            if not pattern and "in DataLoader worker process" not in joined:
+                continue  # the catch-all only for an exception a worker raised
+            if re.search(pattern, joined):
+                if (check.SCENARIO, name) not in seen:
+                    seen.add((check.SCENARIO, name))
+                    cause = (check.__doc__ or "").strip().splitlines()[0]
+                    findings.append(Finding(check.SCENARIO, "risk", name,
+                                            f"{_shown_line(block, pattern)} ({cause})", check.FIXES[name]))
+                break
+    return findings
+
+
+def arguments(name: str, parser) -> None:
+    parser.add_argument("file", nargs="?", default="-", help="a log or traceback; '-' or nothing: standard input")
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON on stdout")
+
+
+def run(args) -> int:
+    try:
+        text = sys.stdin.read() if args.file == "-" else open(args.file, encoding="utf-8", errors="replace").read()
+    except OSError as err:
+        print(f"error: cannot read {args.file}: {err.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not text.strip():
+        print("error: the input is empty: paste the log or the traceback, or give its file", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    findings = explain_text(text)
+    if args.json:
+        print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=1))
+    elif not findings:
+        print("no DataLoader failure found in this text (an error of the model's own, or a healthy run)")
+    for finding in ([] if args.json else findings):
+        print(readable(f"\n{finding.level}  {finding.scenario}  {finding.check}\n      {finding.evidence}\n"
+                       f"      fix: {finding.fix}\n      see: {finding.readme}"))
+    return EXIT_NOT_AS_EXPECTED if findings else EXIT_OK
