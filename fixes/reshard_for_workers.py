@@ -45,7 +45,8 @@ def reshard_for_workers(dataset, num_workers):
         return dataset
     best = dataset
     if dataset.num_shards % num_workers:
-        resharded = dataset.reshard()
+        reshard = getattr(dataset, "reshard", None)  # datasets < 4.6 has none: keep what there is
+        resharded = reshard() if reshard else dataset
         if worker_load(resharded.num_shards, num_workers) > worker_load(dataset.num_shards, num_workers):
             best = resharded
     if best.num_shards < num_workers:

@@ -64,6 +64,16 @@ def test_takes_whichever_spreads_better(shards, resharded, workers, expected):
     assert reshard_for_workers(Stream(shards, resharded), workers).num_shards == expected
 
 
+def test_a_release_without_reshard_is_judged_as_it_is():
+    class OldStream:  # datasets before 4.6: num_shards, no reshard()
+        num_shards = 5
+    old = OldStream()
+    assert reshard_for_workers(old, 4) is old
+    OldStream.num_shards = 2
+    with pytest.raises(ValueError, match="num_shards=2 .* 2 DataLoader workers would get no data"):
+        reshard_for_workers(old, 4)
+
+
 def test_refuses_when_a_worker_would_still_get_nothing():
     in_memory = Dataset.from_dict({"i": list(range(10))}).to_iterable_dataset(num_shards=2)
     with pytest.raises(ValueError) as refused:
