@@ -77,8 +77,8 @@ def test_myth_list_in_init_the_kernel_kills_the_training_process_itself(report):
     # The first kill took the main process; its orphaned workers, still copying, may meet a second.
     assert myth["metrics"]["victim_is_worker"] == 0 and myth["metrics"]["oom_kills"] >= 1
     kernel = re.search(r"kernel log: Memory cgroup out of memory: Killed process \d+ \((\S+)\)", out)
-    if kernel:
-        assert kernel.group(1) == "python"
+    if kernel:  # the interpreter's own name (python, python3), not a pt_data_worker
+        assert kernel.group(1).startswith("python")
     # The main process died: PyTorch had no chance to say anything, nor Python.
     assert not KILLED.search(out) and "Traceback" not in out
 
