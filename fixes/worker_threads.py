@@ -58,14 +58,13 @@ def limit_threads(threads: int) -> dict[str, int]:
     limited = {}
     # Only libraries already imported: importing one here would cost a worker its memory
     # and start-up time for a library the dataset may never use.
-    if "cv2" in sys.modules:
-        cv2 = sys.modules["cv2"]
+    cv2, torch = sys.modules.get("cv2"), sys.modules.get("torch")
+    if cv2 is not None:
         # 1 makes OpenCV run its functions in the calling thread; 0 would too, but also
         # reads as "no limit" in some of its backends.
         cv2.setNumThreads(threads)
         limited["cv2"] = cv2.getNumThreads()
-    if "torch" in sys.modules:
-        torch = sys.modules["torch"]
+    if torch is not None:
         torch.set_num_threads(threads)
         limited["torch"] = torch.get_num_threads()
     limited.update(_limit_native_pools(threads))

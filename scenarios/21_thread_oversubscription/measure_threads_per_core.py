@@ -39,7 +39,7 @@ def main():
         busy = max(b for _, _, b in rounds)
         print(f"pools of {threads} per worker, {threads * workers / cores:g} threads per core: {median(rates):6.1f} samples/s "
               f"(lowest {min(rates):.1f}, highest {max(rates):.1f}), {1000 * cpu:.0f} ms CPU per sample, "
-              f"up to {busy} busy threads per worker")
+              f"busy threads per worker: up to {busy}")
         print(f"metric samples_per_s_{threads}_per_core={median(rates):.3f}")
         print(f"metric cpu_ms_per_sample_{threads}_per_core={1000 * cpu:.1f}")
         if threads > 1:

@@ -27,7 +27,7 @@ def main():
         cpu = median(per_sample for _, per_sample, _ in rounds)
         print(f"{name}: {median(rates[name]):.1f} samples/s (lowest {min(rates[name]):.1f}, highest "
               f"{max(rates[name]):.1f}), {1000 * cpu:.0f} ms CPU per sample, "
-              f"up to {max(b for _, _, b in rounds)} busy threads per worker")
+              f"busy threads per worker: up to {max(b for _, _, b in rounds)}")
         print(f"metric {name}_busy_threads_per_worker={max(b for _, _, b in rounds)}")
         print(f"metric {name}_cpu_ms_per_sample={1000 * cpu:.1f}")
     print(f"metric cv2_line_ratio={median(rates['cv2_line']) / median(rates['fixed']):.3f}")
