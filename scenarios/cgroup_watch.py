@@ -33,8 +33,9 @@ def _rss_and_badness(pid: int) -> tuple[float, float] | None:
 
 
 class GroupWatch(threading.Thread):
-    """Every SAMPLE_EVERY_S: the group's charge, its OOM-kill count, and the RSS of each process and what
-    the kernel ranks it by, of each process inside.  `victim` is the process that vanished when the count rose."""
+    """Every SAMPLE_EVERY_S: the group's charge, its OOM-kill count, and each process's RSS and
+    what the kernel ranks it by.  `victims`: each process that vanished as the count rose, with
+    the last sample that had it."""
 
     def __init__(self, group, main_pid: int | None = None):
         super().__init__(daemon=True)
@@ -42,7 +43,7 @@ class GroupWatch(threading.Thread):
         self.main_pid = main_pid or os.getpid()
         self.samples: list[tuple[float, int, int, dict]] = []  # (t, charge bytes, oom kills, {pid: (rss, badness)})
         self.names: dict[int, str] = {self.main_pid: "main"}
-        self.victim: tuple[int, tuple] | None = None  # (pid, the last sample that had it)
+        self.victims: dict[int, tuple] = {}
         self._done = threading.Event()
         self.start()
 
@@ -57,14 +58,13 @@ class GroupWatch(threading.Thread):
         procs = {pid: m for pid in self.group.pids() if (m := _rss_and_badness(pid))}
         for pid in sorted(procs):
             self.names.setdefault(pid, f"worker{len(self.names)}")
-        if self.samples and kills > self.samples[-1][2] and self.victim is None:
-            # The kill may fall between this sample's two reads, so the victim may already be
-            # missing from the sample before: the last one (of three) that still had it.
-            for earlier in reversed(self.samples[-3:]):
-                gone = [pid for pid in earlier[3] if pid not in procs]
-                if gone:
-                    self.victim = (gone[0], earlier)
-                    break
+        if self.samples and kills > self.samples[-1][2]:
+            # A kill may fall between this sample's two reads, so a victim may already be missing
+            # from the sample before: look back over the last three.
+            for earlier in self.samples[-3:]:
+                for pid in earlier[3]:
+                    if pid not in procs and pid not in self.victims:
+                        self.victims[pid] = earlier
         self.samples.append((round(time.monotonic() - self.started, 3), charge, kills, procs))
 
     def stop(self) -> None:
@@ -74,46 +74,58 @@ class GroupWatch(threading.Thread):
             self._sample()
 
     def report(self) -> None:
-        """Print the series (one line a tenth of a second, and the last before a kill) and the figures."""
+        """Print the series (one line a tenth of a second, and each victim's last) and the figures."""
         limit = self.group.limit_bytes / MIB
-        last_before = self.victim[1] if self.victim else None
+        lasts = [id(sample) for sample in self.victims.values()]
         for i, sample in enumerate(self.samples):
             t, charge, kills, procs = sample
-            if i % 5 == 0 or sample is last_before or i == len(self.samples) - 1:
+            if i % 5 == 0 or id(sample) in lasts or i == len(self.samples) - 1:
                 rss = " ".join(f"{self.names[p]}={m[0]}" for p, m in sorted(procs.items()))
                 print(f"memory t={t:.2f} charge={charge / MIB:.1f} limit={limit:g} oom_kills={kills} rss: {rss}")
-        peak = self.group.peak_bytes() or max(s[1] for s in self.samples)
         print(f"metric limit_mb={limit:g}")
-        print(f"metric peak_charge_mb={peak / MIB:.1f}")
+        print(f"metric peak_charge_mb={(self.group.peak_bytes() or max(s[1] for s in self.samples)) / MIB:.1f}")
         print(f"metric oom_kills={self.group.oom_kills()}")
         print(f"metric limit_hits={self.group.limit_hits()}")
-        if self.victim is None and self.group.oom_kills():  # missed between samples: ask the kernel's log
-            seen = [(pid, sample) for sample in self.samples for pid in sample[3]]
-            self.victim = next(((pid, sample) for pid, sample in reversed(seen) if kernel_log_line(pid)), None)
-        if self.victim:
-            self._report_victim(*self.victim)
+        if self.group.oom_kills():
+            self._report_victims()
 
-    def _report_victim(self, pid: int, last: tuple) -> None:
-        when, before = last[0], last[3]
-        ranked = sorted(before, key=lambda p: -before[p][1])
-        others = ", ".join(f"{self.names[p]} {before[p][1]} MiB" for p in ranked if p != pid)
-        print(f"the kernel's OOM killer killed {self.names[pid]} (pid {pid}): {before[pid][1]} MiB of RSS, "
-              f"page tables and swap, rank {ranked.index(pid) + 1} of {len(ranked)} in the group "
-              f"at t={when:.2f} s, its last sample; the others: {others}")
-        print(f"metric victim_is_worker={int(pid != self.main_pid)}")
-        print(f"metric victim_rank={ranked.index(pid) + 1}")
-        print(f"metric victim_rss_mb={before[pid][0]}")
-        print(f"metric main_rss_before_kill_mb={before[self.main_pid][0]}")
-        line = kernel_log_line(pid)
-        print(f"kernel log: {line}" if line else
-              "kernel log: not readable here (dmesg needs root or kernel.dmesg_restrict=0)")
+    def _report_victims(self) -> None:
+        """Each process killed, in the kernel's order where its log is readable (else by rank),
+        with its rank in the group at its last sample; figures for the first."""
+        log = _kernel_kills()
+        if not self.victims:  # every kill fell between samples: the log still names them
+            self.victims = {pid: s for s in self.samples for pid in s[3] if pid in log}
+        rank = {pid: sorted(s[3], key=lambda p: -s[3][p][1]).index(pid) + 1 for pid, s in self.victims.items()}
+        order = sorted(self.victims, key=lambda pid: (list(log).index(pid) if pid in log else len(log), rank[pid]))
+        for pid in order:
+            when, before = self.victims[pid][0], self.victims[pid][3]
+            others = ", ".join(f"{self.names[p]} {m[1]} MiB" for p, m in before.items() if p != pid)
+            print(f"the kernel's OOM killer killed {self.names[pid]} (pid {pid}): {before[pid][1]} MiB of RSS, "
+                  f"page tables and swap, rank {rank[pid]} of {len(before)} in the group at t={when:.2f} s, "
+                  f"its last sample; the others: {others}")
+            print(f"kernel log: {log[pid]}" if pid in log else
+                  "kernel log: not readable here (dmesg needs root or kernel.dmesg_restrict=0)")
+        if order:
+            first = order[0]
+            before = self.victims[first][3]
+            print(f"metric victim_is_worker={int(first != self.main_pid)}")
+            print(f"metric victim_rank={rank[first]}")
+            print(f"metric victim_rss_mb={before[first][0]}")
+            if self.main_pid in before:
+                print(f"metric main_rss_before_kill_mb={before[self.main_pid][0]}")
 
 
-def kernel_log_line(pid: int) -> str | None:
-    """The kernel's own line for the kill of `pid` ("Memory cgroup out of memory: Killed process …")."""
+def _kernel_kills() -> dict[int, str]:
+    """The kernel's own line for each OOM kill in its log, oldest first ("Memory cgroup out of
+    memory: Killed process …"); empty where the log is not readable."""
     try:
         log = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=5).stdout
     except (OSError, subprocess.SubprocessError):
-        return None
-    hits = [line for line in log.splitlines() if f"Killed process {pid} (" in line]
-    return hits[-1].split("] ", 1)[-1] if hits else None
+        return {}
+    kills = {}
+    for line in log.splitlines():
+        if "Killed process " in line:
+            text = line.split("] ", 1)[-1]
+            kills.pop(pid := int(text.split("Killed process ")[1].split()[0]), None)
+            kills[pid] = text
+    return kills

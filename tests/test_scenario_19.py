@@ -38,13 +38,16 @@ def test_broken_pytorch_and_the_kernel_name_the_same_worker(report):
     exited = EXITED.search(out)
     if exited:  # chained when SIGCHLD arrives while the main process waits for data
         assert exited.group(1) == killed.group(1)
-    # The group's own counter (memory.oom_control or memory.events): the kernel did it, once.
-    assert broken["metrics"]["oom_kills"] == 1
-    ours = re.search(r"the kernel's OOM killer killed worker\d \(pid (\d+)\)", out)
-    assert ours and ours.group(1) == killed.group(1)
-    kernel = re.search(r"kernel log: Memory cgroup out of memory: Killed process (\d+) \((\S+)\)", out)
-    if kernel:  # where dmesg is readable, the kernel's own line says so too
-        assert kernel.groups() == (killed.group(1), "pt_data_worker")
+    # The group's own counter (memory.oom_control or memory.events): the kernel did it (once,
+    # or twice when the other worker reaches the limit before the first one's memory is freed).
+    assert 1 <= broken["metrics"]["oom_kills"] <= 2
+    ours = re.findall(r"the kernel's OOM killer killed (\w+) \(pid (\d+)\)", out)
+    assert ours and all(name.startswith("worker") for name, _ in ours)
+    assert killed.group(1) in {pid for _, pid in ours}  # PyTorch names one the kernel killed
+    kernel = re.findall(r"kernel log: Memory cgroup out of memory: Killed process (\d+) \((\S+)\)", out)
+    if kernel:  # where dmesg is readable, the kernel's own lines say so too
+        assert {pid for pid, _ in kernel} == {pid for _, pid in ours}
+        assert {name for _, name in kernel} == {"pt_data_worker"}
     # SIGKILL leaves the worker no time to write: no traceback of its own, as users report.
     assert "in DataLoader worker process" not in out
 
@@ -79,13 +82,15 @@ def test_myth_list_in_init_the_kernel_kills_the_training_process_itself(report):
     kernel = re.search(r"kernel log: Memory cgroup out of memory: Killed process \d+ \((\S+)\)", out)
     if kernel:  # the interpreter's own name (python, python3), not a pt_data_worker
         assert kernel.group(1).startswith("python")
-    # The main process died: PyTorch had no chance to say anything, nor Python.
-    assert not KILLED.search(out) and "Traceback" not in out
+    # The main process died: PyTorch had no chance to say anything, nor Python in it (an orphaned
+    # worker's multiprocessing thread may still print a traceback of its own as it loses its parent).
+    assert not KILLED.search(out) and not EXITED.search(out)
+    assert 'myth_list_in_init.py", line' not in out
 
 
 def test_myth_sharing_strategy_a_worker_is_killed_just_the_same(report):
     myth = report["variants"]["myth_sharing_strategy"]
-    assert KILLED.search(myth["output"]) and myth["metrics"]["oom_kills"] == 1
+    assert KILLED.search(myth["output"]) and myth["metrics"]["oom_kills"] >= 1
 
 
 def test_no_memory_cgroup_is_left_by_any_run(report):

@@ -29,7 +29,8 @@ LIMIT_MB = 320
 class DetectionDataset(Dataset):
     def __init__(self, path):
         with open(path) as lines:
-            self.records = [json.loads(line) for line in lines]  # the advice: once, before the fork
+            # MYTH: built once, before the fork, and "shared": until the workers read it.
+            self.records = [json.loads(line) for line in lines]
         self.count = len(self.records)
 
     def __len__(self):

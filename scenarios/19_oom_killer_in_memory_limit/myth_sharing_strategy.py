@@ -39,7 +39,8 @@ class DetectionDataset(Dataset):
 
 
 def main():
-    torch.multiprocessing.set_sharing_strategy("file_system")  # the advice under test
+    # MYTH: another way to move batches between processes; the memory each worker holds stays.
+    torch.multiprocessing.set_sharing_strategy("file_system")
     with annotation_file(RECORDS) as path, memory_limit(LIMIT_MB):
         loader = DataLoader(DetectionDataset(path), batch_size=256, num_workers=2,
                             multiprocessing_context="fork")
