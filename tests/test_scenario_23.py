@@ -18,7 +18,7 @@ FOLDER = REPO_ROOT / "scenarios" / "23_tokenizers_before_fork"
 WARNING = ("huggingface/tokenizers: The current process just got forked, after parallelism has already "
            "been used. Disabling parallelism to avoid deadlocks...")
 # tokenizers 0.22.2 removed the warning (huggingface/tokenizers#1898); the switch stayed.
-WARNS = tuple(int(part) for part in tokenizers.__version__.split(".")[:3]) < (0, 22, 2)
+WARNS = tuple(int(part) for part in re.findall(r"\d+", tokenizers.__version__)[:3]) < (0, 22, 2)
 
 
 # The user's own setting of the variable would change what the oracle measures.

@@ -10,7 +10,6 @@ switch for every tokenizer in it, old or new.  The worker's own tokenizer tokeni
 thread as well, and the script fails as broken.py does.  (With no use of the pool before
 the fork, the inherited tokenizer keeps its threads anyway: fixed.py.)
 """
-import os
 
 from torch.utils.data import DataLoader
 
