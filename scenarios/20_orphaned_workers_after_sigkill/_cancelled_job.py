@@ -46,7 +46,9 @@ def cancel_job(train, start_method: str = "fork", label: str | None = None,
     finally:  # on every way out, the job's processes go too: none may outlive this script
         job.kill()
         _reap(processes)
-    print(f"reaped the {len(left)} left behind after counting them", flush=True)
+    still = sum(1 for p in processes if _alive(p))
+    print(f"reaped the {len(left)} left behind after counting them; alive now: {still}", flush=True)
+    print(f"metric {label or start_method}_alive_after_reap={still}")
     return len(left)
 
 
