@@ -60,7 +60,10 @@ def test_the_error_table_ends_with_its_catch_all():
 
 
 @pytest.mark.parametrize("folder", SCENARIO_FOLDERS)
-def test_readme_names_its_check_and_the_command(folder):
+def test_readme_names_its_check_and_the_entry_points_it_has(folder):
     readme = (REPO_ROOT / "scenarios" / folder / "README.md").read_text()
     section = readme.split("## Diagnose it in your own code", 1)[-1].split("\n## ", 1)[0]
     assert f"--check {folder[:2]}" in section, f"{folder}'s Diagnose section does not show `doctor … --check {folder[:2]}`"
+    check = next(c for c in CHECKS if name_of(c) == folder)
+    assert ("doctor --pid" in section) == hasattr(check, "running"), "the running-job line and the check disagree"
+    assert ("scenarios explain" in section) == bool(getattr(check, "ERRORS", ())), "the log line and the check disagree"

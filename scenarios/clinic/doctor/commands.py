@@ -16,11 +16,24 @@ def arguments(name: str, parser) -> None:
     parser.add_argument("--check", action="append", metavar="NAME",
                         help="run only this check (a scenario number or a name from --list-checks); repeatable")
     parser.add_argument("--list-checks", action="store_true", help="list every check with its scenario")
+    parser.add_argument("--pid", type=int, help="examine a training job running now (or one of its workers)")
+    parser.add_argument("--seconds", type=float, default=6.0, help="with --pid: how long to watch it (default 6)")
+    parser.add_argument("--orphans", action="store_true",
+                        help="DataLoader workers and fork servers whose training process is gone")
+    parser.add_argument("--kill", action="store_true", help="with --orphans: end them after listing them")
 
 
 def run(args) -> int:
     if args.list_checks:
         return list_checks()
+    if args.orphans:
+        from scenarios.clinic.doctor.orphans import main
+        return main(kill=args.kill, as_json=args.json)
+    if args.kill:
+        print("error: --kill goes with --orphans", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.pid is not None:
+        return running_main(args.pid, args.seconds, as_json=args.json, only=args.check)
     if args.loader:
         return examine_main(args.loader, as_json=args.json, probe=not args.no_probe, only=args.check)
     if args.json or args.no_probe or args.check:
@@ -71,3 +84,32 @@ def examine_main(target: str, as_json: bool = False, probe: bool = True, limit_s
     if findings.probe is not None and findings.probe.outcome == "not-run" and not sys.platform.startswith("linux"):
         return EXIT_CANNOT_RUN
     return EXIT_OK
+
+
+def running_main(pid: int, seconds: float, as_json: bool = False, only=None) -> int:
+    """`doctor --pid PID`: 0 no risk, 1 risks, 2 no such process, 3 nothing readable."""
+    import psutil
+
+    from scenarios.clinic.doctor.findings import BadInput, format_report
+    from scenarios.clinic.doctor.running import examine_running
+
+    if not 0.5 <= seconds <= 60:
+        print("error: --seconds takes 0.5 to 60", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        findings = examine_running(pid, seconds, only=only)
+    except psutil.NoSuchProcess:
+        print(f"error: no process {pid}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except psutil.AccessDenied:
+        print(f"cannot run here: /proc of process {pid} cannot be read by this user; run as its user or with sudo",
+              file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    except BadInput as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if as_json:
+        print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=1))
+    else:
+        print(format_report(findings))
+    return EXIT_NOT_AS_EXPECTED if findings.risks else EXIT_OK

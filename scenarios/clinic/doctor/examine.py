@@ -87,21 +87,31 @@ def merge_same(findings: list[Finding], probe) -> list[Finding]:
 def run_checks(examined: Examined, probe: ProbeResult | None, checks=CHECKS) -> list[Finding]:
     measured = probe is not None and probe.outcome not in ("not-run", "bad-input")
     from_error = error_finding(examined, probe) if measured else None
-    findings = []
-    for check in checks:
-        try:
-            mine = list(check.static(examined)) if hasattr(check, "static") else []
-            if measured and hasattr(check, "measured"):
-                mine += check.measured(examined, probe)
-            if from_error and from_error[0] is check:
-                mine.append(from_error[1])
-            findings += getattr(check, "merge", merge_same)(mine, probe)
-        except Exception as err:  # one check's bug must not cost the user the whole report
-            where = traceback.extract_tb(err.__traceback__)[-1]
-            findings.append(Finding(check.SCENARIO, "crashed", name_of(check),
-                                    f"this check raised {type(err).__name__}: {err} (at {Path(where.filename).name}:"
-                                    f"{where.lineno}); the other checks ran. Please report it with this line",
-                                    "nothing to change in your code for this line"))
+
+    def of(check) -> list[Finding]:
+        mine = list(check.static(examined)) if hasattr(check, "static") else []
+        if measured and hasattr(check, "measured"):
+            mine += check.measured(examined, probe)
+        if from_error and from_error[0] is check:
+            mine.append(from_error[1])
+        return getattr(check, "merge", merge_same)(mine, probe)
+    return ordered([finding for check in checks for finding in guarded(check, of)])
+
+
+def guarded(check, part) -> list[Finding]:
+    """One check's findings; a check that raises becomes one `crashed` finding that names it,
+    and the report survives (as flutter's doctor turns a throwing validator into a result)."""
+    try:
+        return list(part(check))
+    except Exception as err:
+        where = traceback.extract_tb(err.__traceback__)[-1]
+        return [Finding(check.SCENARIO, "crashed", name_of(check),
+                        f"this check raised {type(err).__name__}: {err} (at {Path(where.filename).name}:{where.lineno}); "
+                        "the other checks ran. Please report it with this line",
+                        "nothing to change in your code for this line")]
+
+
+def ordered(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.level != "risk", f.level == "crashed", f.scenario, f.check))
 
 

@@ -156,27 +156,7 @@ class Supervised:
 
     def where_stuck(self) -> str:
         """A stack of each process: py-spy where it works, the kernel's view otherwise."""
-        py_spy = py_spy_path()
-        dumps = []
-        for proc in self.processes():
-            text, why_not = "", "py-spy is not installed (`pip install py-spy`)"
-            if py_spy:
-                try:
-                    done = subprocess.run([py_spy, "dump", "--pid", str(proc.pid)],
-                                          capture_output=True, text=True, timeout=15, env=_PLAIN_TEXT_ENV)
-                    text = done.stdout.strip() if done.returncode == 0 else ""
-                    why_not = ("py-spy may not read this process (ptrace refused: run as root, set "
-                               "kernel.yama.ptrace_scope=0, or add --cap-add SYS_PTRACE in Docker)")
-                except subprocess.TimeoutExpired:
-                    why_not = "py-spy did not answer within 15 s"
-            if not text:
-                try:
-                    wchan = Path(f"/proc/{proc.pid}/wchan").read_text()
-                    text = f"Process {proc.pid} ({proc.status()}), blocked in kernel at: {wchan}; {why_not}"
-                except (OSError, psutil.Error):
-                    text = f"Process {proc.pid}: no stack available; {why_not}"
-            dumps.append(readable_paths(text))
-        return "\n\n".join(dumps)
+        return "\n\n".join(readable_paths(stack_of(proc.pid)) for proc in self.processes())
 
     def finish(self) -> int:
         """SIGKILL the script's session and everything ever seen below it, let the reaper reap
@@ -255,3 +235,28 @@ def remove_leaked_shm(before: set[str], seen: set[int]) -> list[str]:
     for name in leaked:
         Path("/dev/shm", name).unlink(missing_ok=True)
     return leaked
+
+
+def stack_of(pid: int, nonblocking: bool = False, timeout_s: float = 15.0) -> str:
+    """The Python stacks of one process (py-spy dump); where py-spy cannot read it, the kernel's
+    view (state and wait channel) and how to get the stacks.  `nonblocking`: py-spy reads
+    without pausing the process (a job running now is left exactly as it was)."""
+    py_spy = py_spy_path()
+    text, why_not = "", "py-spy is not installed (`pip install py-spy`)"
+    if py_spy:
+        try:
+            done = subprocess.run([py_spy, "dump", "--pid", str(pid), *(["--nonblocking"] if nonblocking else [])],
+                                  capture_output=True, text=True, timeout=timeout_s, env=_PLAIN_TEXT_ENV)
+            text = done.stdout.strip() if done.returncode == 0 else ""
+            why_not = ("py-spy may not read this process (ptrace refused: run as the same user or as root, set "
+                       "kernel.yama.ptrace_scope=0, or add --cap-add SYS_PTRACE in Docker)")
+        except subprocess.TimeoutExpired:
+            why_not = f"py-spy did not answer within {timeout_s:g} s"
+    if text:
+        return text
+    try:
+        state = psutil.Process(pid).status()
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+        return f"Process {pid} ({state}), blocked in kernel at: {wchan}; {why_not}"
+    except (OSError, psutil.Error):
+        return f"Process {pid}: no stack available; {why_not}"

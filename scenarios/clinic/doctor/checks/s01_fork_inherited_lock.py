@@ -79,3 +79,28 @@ def measured(examined, probe):
                   f"no progress for {probe.stall_s:.1f} s while {stage_text(probe.stage, workers)} "
                   f"({len(probe.all('batch'))} batch(es) before it): the probe was stopped there"
                   + (f". Where the workers wait: {where}" if where else ""), details=probe.stacks)]
+
+
+def running(job):
+    """Workers that use no CPU, inside the dataset's code rather than waiting for an index,
+    while the trainer waits for a batch: a wait that nothing will end."""
+    from scenarios.clinic.doctor.running import frames, waits_for_data
+
+    if not job.workers or not any(waits_for_data(s) for s in job.trainer_stacks):
+        return []
+    stuck = [w for w in job.workers if w.cpu_share < 0.05 * job.seconds and w.stack
+             and not _idle_in_worker_loop(w.stack)]
+    if len(stuck) < len(job.workers):
+        return []
+    where = "; ".join(f"worker {w.pid} in {frames(w.stack)}" for w in stuck[:2])
+    return [found("risk", "hang", f"for {job.seconds:.1f} s the training process waited for a batch while all "
+                  f"{len(stuck)} workers used no CPU inside the dataset's code ({where}): a lock or a condition "
+                  "nothing will release", details="\n\n".join(w.stack for w in stuck))]
+
+
+def _idle_in_worker_loop(stack: str) -> bool:
+    """A worker with nothing to do waits for its next index: its innermost frame is the index
+    queue's get (a poll on its pipe), not the dataset's code."""
+    lines = [line.strip() for line in stack.splitlines() if line.startswith("    ")]
+    return bool(lines) and "_worker_loop" in stack and \
+        any(where in lines[0] for where in ("queues.py", "connection.py", "selectors.py"))

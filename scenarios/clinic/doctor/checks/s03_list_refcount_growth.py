@@ -57,3 +57,17 @@ def measured(examined, probe):
                   f"epoch of {setup.batches or '?'} batches"
                   + (" (all of the parent's private memory: the most it can copy)" if capped else "")
                   + f", {projected * workers:,.0f} MB for {workers}")]
+
+
+def running(job):
+    """A worker whose private memory climbed at every sample of the window."""
+    climbing = [w for w in job.workers if len(w.uss_mb) >= 3 and all(b > a for a, b in zip(w.uss_mb, w.uss_mb[1:]))
+                and w.uss_mb[-1] - w.uss_mb[0] >= 20]
+    if not climbing:
+        return []
+    worst = max(climbing, key=lambda w: w.uss_mb[-1] - w.uss_mb[0])
+    rate = (worst.uss_mb[-1] - worst.uss_mb[0]) / job.seconds
+    return [found("risk", "copy-on-read",
+                  f"measured in the running job: {len(climbing)} of {len(job.workers)} workers' private memory (USS) "
+                  f"climbed at every sample; worker {worst.pid} from {worst.uss_mb[0]:,.0f} to {worst.uss_mb[-1]:,.0f} "
+                  f"MB in {job.seconds:.1f} s ({rate:,.1f} MB/s)")]

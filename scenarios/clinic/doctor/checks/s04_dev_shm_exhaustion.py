@@ -25,3 +25,11 @@ def measured(examined, probe):
                   f"{figures['arithmetic']}, against {mb(free)} free in /dev/shm" + (
                       ": workers will fail with \"unable to allocate shared memory\" or wait forever"
                       if over else ": more than half of it"))]
+
+
+def running(job):
+    if not job.shm_total or job.shm_bytes < 0.5 * job.shm_total:
+        return []
+    share = job.shm_bytes / job.shm_total
+    return [found("risk" if share > 0.8 else "note", "shm-in-flight",
+                  f"this job's torch files hold {mb(job.shm_bytes)} of the {mb(job.shm_total)} /dev/shm ({share:.0%})")]

@@ -34,3 +34,11 @@ def measured(examined, probe):
                   f"the probe's process itself {died} while {stage_text(probe.stage, examined.workers)}"
                   + (f", in {frame}" if frame else f"; its last words: {last.strip()[:300]}" if last else ""),
                   details="\n".join(probe.output[-40:]))]
+
+
+def running(job):
+    if not job.gone:
+        return []
+    return [found("risk", "worker-crash",
+                  f"{len(job.gone)} of the job's worker(s) are gone ({', '.join(f'{w.pid} {w.state}' for w in job.gone)}): "
+                  "the training loop fails with \"exited unexpectedly\" at its next batch, or waits")]

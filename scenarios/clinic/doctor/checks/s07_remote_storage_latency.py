@@ -56,3 +56,17 @@ def _without_workers(iterate, compare):
                   f"measured with num_workers=0: {alone * 1000:,.0f} ms per batch, the CPU busy {busy:.0%} of it"
                   + (f"; {compare['workers']} workers delivered {rate:,.1f} batches/s against {1 / alone:,.1f}"
                      if rate else "") + ". Without workers the training loop waits for every batch")]
+
+
+def running(job):
+    """The trainer inside the DataLoader, waiting for a batch, at most samples of the window."""
+    from scenarios.clinic.doctor.running import waits_for_data
+
+    waiting = sum(waits_for_data(s) for s in job.trainer_stacks)
+    if not job.workers or len(job.trainer_stacks) < 3 or waiting * 3 < 2 * len(job.trainer_stacks):
+        return []
+    busy = sum(w.cpu_share for w in job.workers) / job.seconds
+    return [found("risk", "loading-waits",
+                  f"the training process waited for a batch in {waiting} of {len(job.trainer_stacks)} samples of its "
+                  f"stack over {job.seconds:.1f} s; its {len(job.workers)} workers used {busy:.1f} cores meanwhile"
+                  + (" (they wait too: on I/O, a lock or a remote store)" if busy < 0.5 * len(job.workers) else ""))]

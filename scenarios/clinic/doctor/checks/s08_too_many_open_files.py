@@ -48,3 +48,11 @@ def _budget(setup, first, samples, start):
                   "keeps its batches (labels or outputs gathered for a metric) fails with \"Too many open files\" "
                   f"after about {keepable:,} kept batches"
                   + (f", fewer than the {requested} in flight" if level == "risk" else ""))]
+
+
+def running(job):
+    if not job.fds or not job.fd_limit or job.fds < 0.8 * job.fd_limit:
+        return []
+    return [found("risk", "descriptor-budget",
+                  f"the training process holds {job.fds:,} open descriptors against its limit of {job.fd_limit:,} "
+                  f"({job.fds / job.fd_limit:.0%}): kept batches each hold one per tensor storage")]

@@ -27,3 +27,12 @@ def measured(examined, probe):
                   figures["arithmetic"] + (f", plus {mb(figures['pinned'])} of pinned copies" if figures["pinned"] else "")
                   + f"; with each worker's own memory, up to {mb(peak)}, {peak / max(headroom, 1):.0%} of the "
                   f"{mb(headroom)} {headroom_from}")]
+
+
+def running(job):
+    usage, limit = job.cgroup.get("usage"), job.cgroup.get("limit")
+    if not usage or not limit or usage < 0.9 * limit:
+        return []
+    return [found("risk", "memory-in-flight",
+                  f"the job's memory cgroup is at {mb(usage)} of its {mb(limit)} limit ({usage / limit:.0%}): the "
+                  "kernel's OOM killer is next")]

@@ -1,0 +1,121 @@
+"""`python -m scenarios doctor --orphans [--kill] [--json]`: DataLoader workers and fork servers
+whose training process is gone (scenario 20), still holding memory.
+
+A candidate is a DataLoader worker by its shape: torch's worker loop installs handlers for
+SIGTERM, SIGBUS, SIGSEGV and SIGFPE (torch/csrc/DataLoader.cpp), which a plain Python process
+does not have; a fork server by its command line.  It is an orphan when what started it is gone:
+its parent is init, or a process that is no trainer (not Python with torch loaded: a subreaper
+such as a container's init or the runner's reaper), or a fork server that is itself an orphan.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import sys
+import time
+
+import psutil
+
+from scenarios.clinic.doctor.running import FORK_SERVER, _command, _maps, frames
+from scenarios.host import EXIT_NOT_AS_EXPECTED, EXIT_OK
+
+
+@dataclasses.dataclass
+class Orphan:
+    pid: int
+    kind: str           # "worker" | "fork server"
+    age_s: float
+    uss_mb: float | None
+    command: str
+    waits_in: str
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+WORKER_SIGNALS = (signal.SIGTERM, signal.SIGBUS, signal.SIGSEGV, signal.SIGFPE)
+
+
+def _caught(pid: int) -> set[int]:
+    """The signals a process has handlers for (/proc/PID/status, SigCgt)."""
+    try:
+        status = open(f"/proc/{pid}/status").read()
+    except OSError:
+        return set()
+    mask = int(next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0"), 16)
+    return {n for n in range(1, 65) if mask & (1 << (n - 1))}
+
+
+def _kind(proc: psutil.Process) -> str | None:
+    command = _command(proc)
+    if FORK_SERVER in command and FORK_SERVER not in _command(proc.parent() or proc):
+        return "fork server"
+    if set(WORKER_SIGNALS) <= _caught(proc.pid) and "torch" in _maps(proc.pid):
+        return "worker"
+    return None
+
+
+def _is_trainer(proc: psutil.Process) -> bool:
+    return "python" in _command(proc) and "torch" in _maps(proc.pid) and _kind(proc) is None
+
+
+def _orphaned(proc: psutil.Process, kind: str) -> bool:
+    parent = proc.parent()
+    if parent is None or parent.pid == 1:
+        return True
+    if kind == "worker" and FORK_SERVER in _command(parent):
+        return _orphaned(parent, "fork server")  # a forkserver worker goes with its fork server
+    return not _is_trainer(parent)
+
+
+def find_orphans(stacks: bool = True) -> list[Orphan]:
+    from scenarios.clinic.run.supervise import stack_of
+
+    found = []
+    for proc in psutil.process_iter():
+        if proc.pid == os.getpid():
+            continue
+        try:
+            kind = _kind(proc)
+            if kind is None or not _orphaned(proc, kind):
+                continue
+            memory = proc.memory_full_info()
+            found.append(Orphan(proc.pid, kind, time.time() - proc.create_time(), memory.uss / 2**20,
+                                _command(proc)[:200],
+                                frames(stack_of(proc.pid, nonblocking=True, timeout_s=4)) if stacks else ""))
+        except (psutil.Error, OSError):
+            continue
+    return found
+
+
+def main(kill: bool = False, as_json: bool = False) -> int:
+    orphans = find_orphans()
+    if as_json:
+        print(json.dumps({"orphans": [o.as_dict() for o in orphans]}, indent=1))
+    elif not orphans:
+        print("no orphaned DataLoader worker or fork server found")
+    else:
+        held = sum(o.uss_mb or 0 for o in orphans)
+        print(f"{len(orphans)} orphaned DataLoader process(es), {held:,.0f} MB of private memory held "
+              "(scenario 20: scenarios/20_orphaned_workers_after_sigkill/README.md):")
+        for o in orphans:
+            print(f"  {o.pid:>7}  {o.kind:<11} {o.age_s:>7.0f} s  {o.uss_mb or 0:>7,.0f} MB  {o.command[:70]}"
+                  + (f"\n           waits in: {o.waits_in}" if o.waits_in else ""))
+    if kill and orphans:
+        for o in orphans:
+            try:
+                os.kill(o.pid, signal.SIGKILL)
+            except OSError as err:
+                print(f"  could not end {o.pid}: {err.strerror}", file=sys.stderr)
+        if not as_json:
+            print(f"ended {len(orphans)} process(es) with SIGKILL")
+    return EXIT_NOT_AS_EXPECTED if orphans else EXIT_OK

@@ -1,0 +1,26 @@
+"""A job near `ulimit -n`: it keeps every batch (outputs gathered for a metric), run with a low limit."""
+import resource
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+
+class Pairs(Dataset):
+    def __len__(self):
+        return 100_000
+
+    def __getitem__(self, index):
+        return torch.full((4,), float(index)), torch.tensor(index)
+
+
+if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    kept = []
+    print("started", flush=True)
+    for features, labels in DataLoader(Pairs(), batch_size=4, num_workers=2, multiprocessing_context="fork"):
+        kept.append((features, labels))
+        if len(kept) >= 100:  # ~200 descriptors of 256: near the limit, and then it waits there
+            print("kept", len(kept), flush=True)
+            while True:
+                time.sleep(1)

@@ -1,0 +1,128 @@
+"""`doctor --pid` and `doctor --orphans` on real jobs: a hang on a lock copied at fork, copy-on-read
+growth, kept batches near a low `ulimit -n`, a healthy job, and a forkserver job killed with SIGKILL.
+Each job is examined while it runs and must be running, unchanged, afterwards; every process a
+test starts is gone at its end."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+from conftest import REPO_ROOT
+
+from scenarios.clinic.doctor import orphans
+
+JOBS = REPO_ROOT / "tests" / "jobs"
+
+
+class Job:
+    """A job script in a session of its own, killed with everything below it at the end."""
+
+    def __init__(self, name: str, ready: str = "started", wait_s: float = 2.0):
+        self.proc = subprocess.Popen([sys.executable, str(JOBS / f"{name}.py")], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, start_new_session=True, cwd=REPO_ROOT)
+        deadline = time.monotonic() + 60
+        for line in self.proc.stdout:
+            if line.startswith(ready) or time.monotonic() > deadline:
+                break
+        time.sleep(wait_s)
+        self.tree = [self.proc.pid] + [p.pid for p in psutil.Process(self.proc.pid).children(recursive=True)]
+
+    def snapshot(self) -> dict:
+        """Threads and state of every process of the job: what examining it must not change."""
+        found = {}
+        for pid in self.tree:
+            try:
+                p = psutil.Process(pid)
+                found[pid] = (p.num_threads(), p.status())
+            except psutil.Error:
+                found[pid] = None
+        return found
+
+    def end(self) -> None:
+        for pid in self.tree:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        self.proc.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in self.tree) \
+                and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in self.tree if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+
+
+def doctor(*args, timeout=60):
+    return subprocess.run([sys.executable, "-m", "scenarios", "doctor", *args], cwd=REPO_ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def examined(job: Job, *args) -> tuple[int, list, float]:
+    before = job.snapshot()
+    started = time.monotonic()
+    done = doctor("--pid", str(job.proc.pid), "--seconds", "3", "--json", *args)
+    took = time.monotonic() - started
+    after = job.snapshot()
+    assert done.returncode in (0, 1), done.stderr
+    threads = {pid: s and s[0] for pid, s in before.items()}
+    assert {pid: s and s[0] for pid, s in after.items()} == threads  # the same processes, the same threads
+    assert not [s for s in after.values() if s and s[1] in ("stopped", "tracing-stop")]  # none left paused
+    return done.returncode, json.loads(done.stdout)["findings"], took
+
+
+@pytest.mark.parametrize("name, scenario, check", [
+    ("lock_hang", "01", "hang"),
+    ("copy_on_read", "03", "copy-on-read"),
+    ("kept_batches", "08", "descriptor-budget"),
+])
+def test_a_job_in_trouble_is_named_by_its_scenario(name, scenario, check):
+    job = Job(name, ready="kept" if name == "kept_batches" else "started")
+    try:
+        status, findings, took = examined(job)
+    finally:
+        job.end()
+    risks = {(f["scenario"], f["check"]) for f in findings if f["level"] == "risk"}
+    assert status == 1 and (scenario, check) in risks, findings
+    assert took < 15
+
+
+def test_a_healthy_job_has_no_risk_and_a_workers_pid_leads_to_its_trainer():
+    job = Job("healthy")
+    try:
+        status, findings, _ = examined(job)
+        worker = job.tree[1]
+        text = doctor("--pid", str(worker), "--seconds", "1")
+    finally:
+        job.end()
+    assert status == 0 and not [f for f in findings if f["level"] == "risk"], findings
+    assert f"running job {job.proc.pid}" in text.stdout and "2 worker(s)" in text.stdout
+
+
+def test_no_such_process_and_bad_seconds():
+    gone = doctor("--pid", "999999999")
+    assert gone.returncode == 2 and "no process 999999999" in gone.stderr and "Traceback" not in gone.stderr
+    assert doctor("--pid", "1", "--seconds", "0").returncode == 2
+    assert doctor("--kill").returncode == 2
+
+
+def test_forkserver_workers_outlive_a_killed_trainer_and_are_found(monkeypatch, capsys):
+    job = Job("forkserver_job", wait_s=0.5)
+    try:
+        os.kill(job.proc.pid, signal.SIGKILL)
+        job.proc.wait(timeout=10)
+        time.sleep(2)
+        server = next(p.pid for p in map(psutil.Process, job.tree[1:])
+                      if "multiprocessing.forkserver" in " ".join(p.cmdline()))
+        left = [server] + [p.pid for p in psutil.Process(server).children()]
+        found = {o.pid: o for o in orphans.find_orphans()}
+        assert len(left) >= 3 and set(left) <= set(found), (left, found)  # the fork server and its 2 workers
+        assert {found[p].kind for p in left} == {"fork server", "worker"}
+        # --kill ends what it listed (here only this test's own orphans: others may belong to a parallel test)
+        monkeypatch.setattr(orphans, "find_orphans", lambda: [found[p] for p in left])
+        assert orphans.main(kill=True) == 1 and "ended 3 process(es)" in capsys.readouterr().out
+    finally:
+        job.end()
