@@ -1,6 +1,7 @@
 """Scenario 03: what the runs show beyond their declarations (tests/test_scenarios.py checks
 those): the runner's own sampling agrees with the script's, the fixed workers stay a small
-fraction of the broken ones while reading the same records, and the myths grow like the list."""
+fraction of the broken ones while reading the same records, the myths grow like the list, and an
+unfrozen full collection would copy more than a fixed worker's epoch."""
 import re
 
 import pytest
@@ -60,3 +61,13 @@ def test_forkserver_copies_the_list_up_front_instead_of_growing(report):
     figures = report["variants"]["measure_forkserver"]["metrics"]
     assert figures["forkserver_list_copy_mb"] >= figures["fork_broken_growth_mb"]
     assert figures["forkserver_broken_growth_mb"] <= figures["fork_broken_growth_mb"] / 4
+
+
+def test_an_unfrozen_full_collection_would_copy_more_than_a_fixed_worker_grows(report):
+    # Why both scripts call gc.freeze() before forking: one full collection in a fixed worker,
+    # nothing frozen, copies several times what that worker's whole epoch of reading adds
+    # (torch's and numpy's objects, not records); with the main process's objects frozen, next to nothing.
+    collector = report["variants"]["measure_gc_freeze"]["metrics"]
+    fixed = report["variants"]["fixed"]["metrics"]
+    assert collector["unfrozen_collection_copied_mb"] >= 5 * max(fixed["worker_uss_growth_mb"], 1.0)
+    assert collector["frozen_collection_copied_mb"] <= collector["unfrozen_collection_copied_mb"] / 10
