@@ -60,8 +60,8 @@ def limit_threads(threads: int) -> dict[str, int]:
     # and start-up time for a library the dataset may never use.
     cv2, torch = sys.modules.get("cv2"), sys.modules.get("torch")
     if cv2 is not None:
-        # 1 makes OpenCV run its functions in the calling thread; 0 would too, but also
-        # reads as "no limit" in some of its backends.
+        # With 1, OpenCV runs its functions in the calling thread, as with the 0 of popular
+        # advice; a larger share gives a worker that many threads, which 0 cannot express.
         cv2.setNumThreads(threads)
         limited["cv2"] = cv2.getNumThreads()
     if torch is not None:

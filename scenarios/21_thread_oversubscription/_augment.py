@@ -3,10 +3,10 @@ Imported by broken.py, fixed.py and the measurements; not run on its own.
 
 A census reads, for each worker of this process, every thread's CPU time from
 /proc/PID/task/TID/stat (what `top -H` and `ps -L` show), once every worker has delivered
-a batch and again at the last.  A thread counts as busy when it used at least BUSY_SHARE of its
-worker's CPU time in between: the main thread that runs __getitem__, and the pool threads
-that OpenCV and the BLAS wake for it; not the queue's feeder thread, nor pool threads
-started and left asleep.
+a batch and again at the last.  A thread counts as busy when it used at least BUSY_SHARE
+of its worker's CPU time in between, and more than a tick or two: the main thread that
+runs __getitem__, and the pool threads that OpenCV and the BLAS wake for it; not the
+queue's feeder thread, nor pool threads started and left asleep.
 """
 import os
 import time
@@ -17,7 +17,7 @@ from scenarios.host import cannot_run, usable_cores
 from scenarios.instruments import worker_pids
 
 PHOTOS, SIZE, OUT, CROP, SAMPLES, BATCH = 4, 384, 640, 224, 32, 4
-BUSY_SHARE = 0.25
+BUSY_SHARE, BUSY_MIN_S = 0.25, 0.02  # the kernel counts CPU time in ticks of 10 ms
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -63,7 +63,7 @@ def census(start: dict, end: dict) -> dict:
         used = {tid: s - start.get(pid, {}).get(tid, 0.0) for tid, s in now.items()}
         total = sum(used.values())
         threads[pid], cpu_s[pid] = len(now), sorted(used.values(), reverse=True)
-        busy[pid] = sum(s > 0 and s >= BUSY_SHARE * total for s in used.values())
+        busy[pid] = sum(s >= BUSY_MIN_S and s >= BUSY_SHARE * total for s in used.values())
     return {"threads": threads, "busy": busy, "cpu_s": cpu_s}
 
 
@@ -106,7 +106,7 @@ def compare(configurations: dict, dataset, rounds: int = 3, samples: int = 12) -
             run = load_epoch(loader)  # its workers are joined when the epoch ends
             after = os.times()
             cpu = after.children_user + after.children_system - before.children_user - before.children_system
-            runs[name].append((run["samples_per_s"], cpu / samples, run["busy_threads_per_worker"]))
+            runs[name].append((run["samples_per_s"], cpu / samples))
     return runs
 
 

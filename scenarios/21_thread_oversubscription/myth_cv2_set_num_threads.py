@@ -22,13 +22,11 @@ def main():
     cores = one_worker_per_core()
     cv2.setNumThreads(0)  # MYTH: this one line keeps every worker to one thread
     runs = compare({"cv2_line": None, "fixed": limit_worker_threads}, AugmentedPhotos())
-    rates = {name: [rate for rate, _, _ in rounds] for name, rounds in runs.items()}
+    rates = {name: [rate for rate, _ in rounds] for name, rounds in runs.items()}
     for name, rounds in runs.items():
-        cpu = median(per_sample for _, per_sample, _ in rounds)
+        cpu = median(per_sample for _, per_sample in rounds)
         print(f"{name}: {median(rates[name]):.1f} samples/s (lowest {min(rates[name]):.1f}, highest "
-              f"{max(rates[name]):.1f}), {1000 * cpu:.0f} ms CPU per sample, "
-              f"busy threads per worker: up to {max(b for _, _, b in rounds)}")
-        print(f"metric {name}_busy_threads_per_worker={max(b for _, _, b in rounds)}")
+              f"{max(rates[name]):.1f}), {1000 * cpu:.0f} ms CPU per sample")
         print(f"metric {name}_cpu_ms_per_sample={1000 * cpu:.1f}")
     print(f"metric cv2_line_ratio={median(rates['cv2_line']) / median(rates['fixed']):.3f}")
     print(f"metric cv2_line_best_ratio={max(rates['cv2_line']) / min(rates['fixed']):.3f}")
