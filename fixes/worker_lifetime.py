@@ -54,14 +54,17 @@ def _wait_for_exit(pid: int, started: int) -> None:
     """Return once the process (pid, started) is gone."""
     try:
         pidfd = os.pidfd_open(pid)
-    except (AttributeError, OSError):
+    except (AttributeError, OSError):  # Python < 3.9, Linux < 5.3, or already gone
         pidfd = None
-    if pidfd is not None and _start_time(pid) == started:  # the pidfd names the trainer
-        select.select([pidfd], [], [])  # readable once the process has exited
+    if pidfd is not None:
+        if _start_time(pid) == started:  # the pidfd names the trainer, not a reuse of its pid
+            watch = select.poll()
+            watch.register(pidfd, select.POLLIN)
+            watch.poll()  # returns once the process has exited
+        os.close(pidfd)
         return
-    stop = threading.Event()
     while _start_time(pid) == started:
-        stop.wait(POLL_S)
+        threading.Event().wait(POLL_S)
 
 
 class DieWithTrainer:
@@ -82,7 +85,8 @@ class DieWithTrainer:
         if os.getppid() == self.trainer_pid:  # fork, spawn: the kernel does it
             libc = ctypes.CDLL(None, use_errno=True)
             if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-                raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+                raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed: this worker would "
+                              "outlive a killed job; have the scheduler kill the job's process group")
             if os.getppid() != self.trainer_pid:  # it died before the prctl: no signal will come
                 _die()
             return

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import psutil
@@ -133,6 +134,23 @@ def test_a_worker_whose_trainer_is_already_gone_dies_at_once():
     sleeper.kill()
     sleeper.wait()  # the pid names no process now (or, after reuse, another start time)
     assert _in_forked_child(lambda: tie(0)) == -signal.SIGKILL
+
+
+@linux_only
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polling /proc"])
+def test_the_watch_returns_once_the_watched_process_is_gone(monkeypatch, pidfd):
+    if not pidfd:
+        monkeypatch.delattr(worker_lifetime.os, "pidfd_open", raising=False)
+    sleeper = subprocess.Popen(["sleep", "30"])
+    started = worker_lifetime._start_time(sleeper.pid)
+    watch = threading.Thread(target=worker_lifetime._wait_for_exit, args=(sleeper.pid, started), daemon=True)
+    watch.start()
+    watch.join(1.0)
+    assert watch.is_alive()  # still waiting while the process lives
+    sleeper.kill()
+    sleeper.wait()
+    watch.join(3.0)
+    assert not watch.is_alive()
 
 
 def test_start_time_names_one_process():
