@@ -61,17 +61,15 @@ def doctor(*args, timeout=60):
                           text=True, timeout=timeout)
 
 
-def examined(job: Job, *args) -> tuple[int, list, float]:
+def examined(job: Job, *args) -> tuple[int, list]:
     before = job.snapshot()
-    started = time.monotonic()
     done = doctor("--pid", str(job.proc.pid), "--seconds", "3", "--json", *args)
-    took = time.monotonic() - started
     after = job.snapshot()
     assert done.returncode in (0, 1), done.stderr
     threads = {pid: s and s[0] for pid, s in before.items()}
     assert {pid: s and s[0] for pid, s in after.items()} == threads  # the same processes, the same threads
     assert not [s for s in after.values() if s and s[1] in ("stopped", "tracing-stop")]  # none left paused
-    return done.returncode, json.loads(done.stdout)["findings"], took
+    return done.returncode, json.loads(done.stdout)["findings"]
 
 
 @pytest.mark.parametrize("name, scenario, check", [
@@ -82,18 +80,17 @@ def examined(job: Job, *args) -> tuple[int, list, float]:
 def test_a_job_in_trouble_is_named_by_its_scenario(name, scenario, check):
     job = Job(name, ready="kept" if name == "kept_batches" else "started")
     try:
-        status, findings, took = examined(job)
+        status, findings = examined(job)
     finally:
         job.end()
     risks = {(f["scenario"], f["check"]) for f in findings if f["level"] == "risk"}
     assert status == 1 and (scenario, check) in risks, findings
-    assert took < 15
 
 
 def test_a_healthy_job_has_no_risk_and_a_workers_pid_leads_to_its_trainer():
     job = Job("healthy")
     try:
-        status, findings, _ = examined(job)
+        status, findings = examined(job)
         worker = job.tree[1]
         text = doctor("--pid", str(worker), "--seconds", "1")
     finally:

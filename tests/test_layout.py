@@ -47,7 +47,7 @@ def test_every_check_names_an_existing_scenario_and_owns_its_fix_texts():
     for check in CHECKS:
         assert name_of(check) in SCENARIO_FOLDERS and name_of(check)[:2] == check.SCENARIO
         assert check.FIXES and all(text.strip() for text in check.FIXES.values())
-        assert any(hasattr(check, part) for part in ("static", "measured", "ERRORS")), check.__name__
+        assert any(hasattr(check, part) for part in ("static", "measured", "running", "ERRORS", "LOG_TEXTS")), check.__name__
     for pattern, check, name in error_table():
         re.compile(pattern)
         assert name in check.FIXES, f"{check.__name__}: error text {pattern!r} names {name}, which has no fix text"
@@ -66,4 +66,5 @@ def test_readme_names_its_check_and_the_entry_points_it_has(folder):
     assert f"--check {folder[:2]}" in section, f"{folder}'s Diagnose section does not show `doctor … --check {folder[:2]}`"
     check = next(c for c in CHECKS if name_of(c) == folder)
     assert ("doctor --pid" in section) == hasattr(check, "running"), "the running-job line and the check disagree"
-    assert ("scenarios explain" in section) == bool(getattr(check, "ERRORS", ())), "the log line and the check disagree"
+    in_logs = bool(getattr(check, "ERRORS", ()) or getattr(check, "LOG_TEXTS", ()))
+    assert ("scenarios explain" in section) == in_logs, "the log line and the check disagree"

@@ -14,7 +14,7 @@ import json
 import re
 import sys
 
-from scenarios.clinic.doctor.checks import error_table
+from scenarios.clinic.doctor.checks import error_table, log_texts
 from scenarios.clinic.doctor.findings import Finding, readable
 from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
@@ -63,10 +63,20 @@ def _shown_line(block: list[str], pattern: str) -> str:
     return (matched or caught or [line.strip() for line in block if line.strip()][-1:] or [""])[0][:300]
 
 
+def _finding(check, name: str, line: str) -> Finding:
+    cause = (check.__doc__ or "").strip().splitlines()[0]
+    return Finding(check.SCENARIO, "risk", name, f"{line} ({cause})", check.FIXES[name])
+
+
 def explain_text(text: str) -> list[Finding]:
-    table = error_table()
+    table, lines = error_table(), unwrap(text)
     findings, seen = [], set()
-    for block in blocks(unwrap(text)):
+    for pattern, check, name in log_texts():
+        line = next((line.strip() for line in lines if re.search(pattern, line)), None)
+        if line and (check.SCENARIO, name) not in seen:
+            seen.add((check.SCENARIO, name))
+            findings.append(_finding(check, name, line[:300]))
+    for block in blocks(lines):
         joined = "\n".join(block)
         if not THROUGH_DATALOADER.search(joined):
             continue
@@ -76,9 +86,7 @@ def explain_text(text: str) -> list[Finding]:
             if re.search(pattern, joined):
                 if (check.SCENARIO, name) not in seen:
                     seen.add((check.SCENARIO, name))
-                    cause = (check.__doc__ or "").strip().splitlines()[0]
-                    findings.append(Finding(check.SCENARIO, "risk", name,
-                                            f"{_shown_line(block, pattern)} ({cause})", check.FIXES[name]))
+                    findings.append(_finding(check, name, _shown_line(block, pattern)))
                 break
     return findings
 

@@ -81,6 +81,8 @@ def kind_of(obj) -> str | None:
         return "rng"
     if module == "torch" and type(obj).__name__ == "Generator":
         return "rng"
+    if module.split(".")[0] == "tokenizers" and type(obj).__name__ == "Tokenizer":
+        return "tokenizer"
     if isinstance(obj, threading.Thread):
         return "thread"
     if module in ("multiprocessing.pool", "concurrent.futures.process", "concurrent.futures.thread") and \

@@ -163,8 +163,12 @@ def _sample(workers: list, procs: dict) -> None:
             worker.state = "dead"
 
 
+STACKS_BUDGET_S = 7.0   # py-spy reads after the window: with the default 6 s window, an answer within 15 s
+
+
 def read_job(pid: int, seconds: float = 6.0, stacks: bool = True) -> Job:
-    """Sample the job for `seconds`: workers' CPU and private memory, the trainer's stack a few times."""
+    """Sample the job for `seconds`: workers' CPU and private memory, the trainer's stack a few times;
+    then the workers' stacks, as many as STACKS_BUDGET_S allows (a loaded machine slows py-spy)."""
     from scenarios.clinic.run.supervise import stack_of
 
     trainer = psutil.Process(trainer_of(pid))
@@ -177,12 +181,14 @@ def read_job(pid: int, seconds: float = 6.0, stacks: bool = True) -> Job:
     for i in range(rounds):
         _sample(workers, procs)
         if stacks:
-            trainer_stacks.append(stack_of(trainer.pid, nonblocking=True, timeout_s=4))
+            trainer_stacks.append(stack_of(trainer.pid, nonblocking=True, timeout_s=2))
         if i < rounds - 1:
             time.sleep(max(0.0, started + seconds * (i + 1) / (rounds - 1) - time.monotonic()))
-    if stacks:
-        for worker in workers:
-            worker.stack = stack_of(worker.pid, nonblocking=True, timeout_s=4)
+    deadline = time.monotonic() + STACKS_BUDGET_S
+    for worker in workers if stacks else []:
+        left = deadline - time.monotonic()
+        worker.stack = stack_of(worker.pid, nonblocking=True, timeout_s=min(4, left)) if left > 0.5 else \
+            f"Process {worker.pid}: not read (the doctor's {STACKS_BUDGET_S:g} s for stacks were spent)"
     job_pids = {trainer.pid, *procs}
     shm = sum(p.stat().st_size for p in torch_shm_files() if shm_file_creator(p.name) in job_pids)
     total = shutil.disk_usage("/dev/shm").total if Path("/dev/shm").is_dir() else None

@@ -109,4 +109,9 @@ def missing_needs(scenario: Scenario) -> str | None:
             problem = user_namespaces_problem()
             if problem:
                 return problem
+        if need == "memory_cgroup":
+            from scenarios.memory_cgroup import problem as memory_cgroup_problem
+            problem = memory_cgroup_problem()
+            if problem:
+                return problem
     return None

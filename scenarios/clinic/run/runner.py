@@ -68,6 +68,9 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
     finally:  # also on Ctrl-C, and on SIGTERM or SIGHUP to the command line: nothing outlives the run
         seconds = time.monotonic() - started
         survivors = run.finish()
+        if "memory_cgroup" in scenario.needs:  # a script killed at its limit cannot remove its group
+            from scenarios.memory_cgroup import remove_stale_groups
+            remove_stale_groups()
         live.close()
     exit_status = run.exit_status()
     exit_status = -signal.SIGKILL if exit_status is None else exit_status

@@ -12,8 +12,7 @@ FIXES = {
                             "growth, this scenario's batches in flight); fixes/packed_records.py, or "
                             "fixes/memory_in_flight.py's plan_in_flight with memory_budget_mb",
 }
-ERRORS = [(r"MemoryError|Unable to allocate [\d.]+ \w?i?B|Cannot allocate memory|out of memory", "worker-out-of-memory"),
-          (r"killed by signal: Killed", "memory-in-flight")]
+ERRORS = [(r"MemoryError|Unable to allocate [\d.]+ \w?i?B|Cannot allocate memory|out of memory", "worker-out-of-memory")]
 found = finder(SCENARIO, FIXES)
 
 
