@@ -67,6 +67,7 @@ class Findings(list):
         self.setup, self.probe_status, self.header = setup, probe_status, header
         self.seconds: float | None = None      # what the examination took
         self.probe = None                      # the ProbeResult, where a probe ran
+        self.status_label = "probe"            # "job" for a running job (doctor --pid)
 
     @property
     def risks(self) -> list[Finding]:
@@ -89,7 +90,7 @@ def format_report(findings: Findings) -> str:
     if findings.setup:
         lines.append(f"  {findings.setup.line()}")
     if findings.probe_status:
-        lines.append(f"  probe: {findings.probe_status}")
+        lines.append(f"  {findings.status_label}: {findings.probe_status}")
     for finding in findings:
         lines += ["", f"{finding.level:<4}  {finding.scenario}  {finding.check}"]
         lines += _wrapped(finding.evidence, "") + _wrapped(finding.fix, "fix: ") + [f"      see: {finding.readme}"]

@@ -19,6 +19,7 @@ import time
 import psutil
 
 from scenarios.clinic.doctor.running import FORK_SERVER, _command, _maps, frames
+from scenarios.clinic.doctor.findings import readable
 from scenarios.host import EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 
@@ -108,7 +109,7 @@ def main(kill: bool = False, as_json: bool = False) -> int:
         print(f"{len(orphans)} orphaned DataLoader process(es), {held:,.0f} MB of private memory held "
               "(scenario 20: scenarios/20_orphaned_workers_after_sigkill/README.md):")
         for o in orphans:
-            print(f"  {o.pid:>7}  {o.kind:<11} {o.age_s:>7.0f} s  {o.uss_mb or 0:>7,.0f} MB  {o.command[:70]}"
+            print(readable(f"  {o.pid:>7}  {o.kind:<11} {o.age_s:>7.0f} s  {o.uss_mb or 0:>7,.0f} MB  {o.command}")[:110]
                   + (f"\n           waits in: {o.waits_in}" if o.waits_in else ""))
     if kill and orphans:
         for o in orphans:

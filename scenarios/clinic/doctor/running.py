@@ -227,7 +227,7 @@ def examine_running(pid: int, seconds: float = 6.0, only=None):
     checks = [c for c in select_checks(only) if hasattr(c, "running")]
     findings = Findings(ordered([f for c in checks for f in guarded(c, lambda check: check.running(job))]),
                         header=f"running job {job.trainer} ({job.command[:80]})")
-    findings.probe_status = summary(job)
+    findings.probe_status, findings.status_label = summary(job), "job"
     findings.seconds = time.monotonic() - started
     findings.job = job
     return findings

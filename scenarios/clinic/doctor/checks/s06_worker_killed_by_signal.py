@@ -1,4 +1,4 @@
-"""06 · a worker (or the probe's own process) killed by a signal: a native crash."""
+"""06 · a worker killed by a signal: a native crash (a decoder's segfault on a damaged file)."""
 import re
 import signal
 

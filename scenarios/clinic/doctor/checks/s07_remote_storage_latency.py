@@ -62,9 +62,13 @@ def running(job):
     """The trainer inside the DataLoader, waiting for a batch, at most samples of the window."""
     from scenarios.clinic.doctor.running import waits_for_data
 
+    from scenarios.clinic.doctor.checks.s01_fork_inherited_lock import stuck_workers
+
     waiting = sum(waits_for_data(s) for s in job.trainer_stacks)
     if not job.workers or len(job.trainer_stacks) < 3 or waiting * 3 < 2 * len(job.trainer_stacks):
         return []
+    if len(stuck_workers(job)) == len(job.workers):
+        return []  # not slow but stuck: scenario 01's finding
     busy = sum(w.cpu_share for w in job.workers) / job.seconds
     return [found("risk", "loading-waits",
                   f"the training process waited for a batch in {waiting} of {len(job.trainer_stacks)} samples of its "

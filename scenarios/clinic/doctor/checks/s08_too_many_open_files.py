@@ -1,6 +1,4 @@
 """08 · descriptors each kept batch holds against `ulimit -n`; /dev/shm files left behind."""
-import torch.multiprocessing
-
 from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "08"
@@ -15,6 +13,8 @@ found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
+    import torch.multiprocessing
+
     if not examined.workers or torch.multiprocessing.get_sharing_strategy() != "file_system":
         return []
     return [found("note", "shm-leak",
