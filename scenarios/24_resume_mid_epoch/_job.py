@@ -32,6 +32,7 @@ import psutil
 import torch
 
 from scenarios.host import cannot_run
+from scenarios.instruments import remove_torch_shm_files
 
 SAVE_EVERY = 5    # steps between checkpoints
 STEP_S = 0.1      # what a training step takes (the forward and backward pass, here a sleep)
@@ -98,6 +99,10 @@ def _run_attempt(train, folder, kill_after_step=None):
             attempt.join(10)
         receive.close()
         _wait_gone(group)
+        # A worker killed while handing a batch over can leave its shared-memory file behind.
+        left = remove_torch_shm_files([attempt.pid, *(p.pid for p in group)]) if group else []
+        if left:
+            print(f"removed {len(left)} /dev/shm file(s) the killed processes left: {', '.join(left)}")
     return log, attempt.exitcode, len(group)
 
 
