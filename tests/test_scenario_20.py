@@ -100,7 +100,8 @@ def test_every_survivor_was_reaped_by_the_script_after_counting(report):
         out = _out(report, variant)
         left = _left(report, variant)
         assert left, variant
-        assert f"reaped the {len(left)} left behind after counting them; alive now: 0" in out
+        assert f"reaped the {len(left)} left behind after counting them; alive now: 0; " in out
+        assert re.search(r"the job's semaphores left in /dev/shm: 0 of \d+", out)
         assert out.index("left behind: pid") < out.index("reaped the")
         assert not any(_still_one_of_ours(pid) for pid, *_ in left), variant
 

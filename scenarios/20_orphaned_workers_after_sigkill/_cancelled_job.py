@@ -11,6 +11,7 @@ In the job's process, cancel_job just calls train(start_method).
 """
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import time
 
 import psutil
 
-from scenarios.instruments import helper_kind, process_memory_mb
+from scenarios.instruments import SHM_DIR, helper_kind, process_memory_mb
 
 WATCH_S = 6.5      # past MP_STATUS_CHECK_INTERVAL (5 s): every worker has checked its parent by then
 TICK_S = 0.5
@@ -35,9 +36,10 @@ def cancel_job(train, start_method: str = "fork", label: str | None = None,
         return train(sys.argv[sys.argv.index("--train") + 1])
     job = subprocess.Popen([sys.executable, sys.argv[0], "--train", start_method],
                            stdout=subprocess.PIPE, text=True, bufsize=1)
-    processes, left = [], []
+    processes, left, semaphores = [], [], set()
     try:
         processes = _train_until_kill_step(job)
+        semaphores = _semaphores([job.pid] + [p.pid for p in processes])
         job.send_signal(kill_with)
         job.wait()
         print(f"cancelled: {kill_with.name} to the training job (pid {job.pid}), "
@@ -47,8 +49,11 @@ def cancel_job(train, start_method: str = "fork", label: str | None = None,
         job.kill()
         _reap(processes)
     still = sum(1 for p in processes if _alive(p))
-    print(f"reaped the {len(left)} left behind after counting them; alive now: {still}", flush=True)
+    stale = sum(1 for name in semaphores if (SHM_DIR / name).exists())
+    print(f"reaped the {len(left)} left behind after counting them; alive now: {still}; "
+          f"the job's semaphores left in /dev/shm: {stale} of {len(semaphores)}", flush=True)
     print(f"metric {label or start_method}_alive_after_reap={still}")
+    print(f"metric {label or start_method}_semaphores_left={stale}")
     return len(left)
 
 
@@ -65,6 +70,19 @@ def _train_until_kill_step(job: subprocess.Popen) -> list[psutil.Process]:
         if time.monotonic() > deadline:
             break
     raise RuntimeError(f"the training job ended or stalled before step {KILL_AT_STEP}")
+
+
+def _semaphores(pids: list[int]) -> set[str]:
+    """Named semaphores the job's processes map (forkserver and spawn name theirs in /dev/shm;
+    the resource tracker removes them once every holder is gone, unless it is killed first)."""
+    names = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/maps") as maps:
+                names.update(re.findall(r"/dev/shm/(sem\.mp-\w+)$", maps.read(), flags=re.M))
+        except OSError:
+            pass
+    return names
 
 
 def _pass_on(stream) -> None:
@@ -112,14 +130,15 @@ def _watch(processes: list[psutil.Process], label: str) -> list[psutil.Process]:
 
 
 def _reap(processes: list[psutil.Process]) -> None:
-    """SIGKILL the workers by pid (psutil refuses a pid reused since it was read); the fork
-    server and resource tracker then end by themselves, the tracker after removing the
-    semaphores it was left (killing it would leave them in /dev/shm)."""
-    workers = [p for p in processes if helper_kind(p.pid) is None]
-    for proc in workers:
-        _kill(proc)
-    _wait_gone(processes, timeout_s=5)
-    for proc in processes:  # whatever did not end by itself
+    """SIGKILL the workers and the fork server by pid (psutil refuses a pid reused since it was
+    read); the resource tracker, which ignores SIGTERM, then sees end-of-file and leaves by
+    itself after removing the job's semaphores (killing it would leave them in /dev/shm)."""
+    trackers = [p for p in processes if helper_kind(p.pid) == "multiprocessing.resource_tracker"]
+    for proc in processes:
+        if proc not in trackers:
+            _kill(proc)
+    _wait_gone(processes, timeout_s=15)
+    for proc in processes:  # a tracker that did not leave in 15 s
         _kill(proc)
     _wait_gone(processes, timeout_s=5)
 
