@@ -1,7 +1,7 @@
 """`doctor --pid` and `doctor --orphans` on real jobs: a hang on a lock copied at fork, copy-on-read
 growth, kept batches near a low `ulimit -n`, a healthy job, and a forkserver job killed with SIGKILL.
 Each job is examined while it runs and must be running, unchanged, afterwards; every process a
-test starts is gone at its end."""
+test starts is gone at its end, and /dev/shm holds nothing of theirs."""
 import json
 import os
 import signal
@@ -14,6 +14,7 @@ import pytest
 from conftest import REPO_ROOT
 
 from scenarios.clinic.doctor import orphans
+from scenarios.clinic.run.supervise import remove_leaked_shm, shm_names
 
 JOBS = REPO_ROOT / "tests" / "jobs"
 
@@ -22,6 +23,7 @@ class Job:
     """A job script in a session of its own, killed with everything below it at the end."""
 
     def __init__(self, name: str, ready: str = "started", wait_s: float = 2.0):
+        self.shm_before = shm_names()
         self.proc = subprocess.Popen([sys.executable, str(JOBS / f"{name}.py")], stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True, start_new_session=True, cwd=REPO_ROOT)
         deadline = time.monotonic() + 60
@@ -43,7 +45,15 @@ class Job:
         return found
 
     def end(self) -> None:
-        for pid in self.tree:
+        # multiprocessing's resource tracker is left to exit by itself: it removes the job's
+        # semaphores from /dev/shm once the others are gone (a SIGKILL to it would leak them).
+        trackers = [p for p in self.tree if "resource_tracker" in _command(p)]
+        for pid in [p for p in self.tree if p not in trackers] + trackers:
+            if pid in trackers:
+                deadline = time.monotonic() + 10
+                while psutil.pid_exists(pid) and psutil.Process(pid).status() != "zombie" \
+                        and time.monotonic() < deadline:
+                    time.sleep(0.1)
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
@@ -54,6 +64,14 @@ class Job:
                 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not [p for p in self.tree if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+        assert remove_leaked_shm(self.shm_before, set(self.tree)) == []
+
+
+def _command(pid: int) -> str:
+    try:
+        return " ".join(psutil.Process(pid).cmdline())
+    except psutil.Error:
+        return ""
 
 
 def doctor(*args, timeout=60):

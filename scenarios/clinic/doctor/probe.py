@@ -56,67 +56,73 @@ def _event(line: str, result: ProbeResult) -> dict | None:
     return None
 
 
+class _Watch:
+    """Reads the probe's events as they come and says when to stop it: a build that takes too
+    long, a stage that makes no progress, or the probe's own limit."""
+
+    def __init__(self, result: ProbeResult, limit_s: float, build_s: float):
+        self.result, self.limit_s, self.read = result, limit_s, 0
+        self.started = self.last_event = time.monotonic()
+        self.loaded_at = None
+        self.stall_s = max(3.0, limit_s / 2)
+        # The probe builds the loader again: about as long as the first build took, and never
+        # longer than the build limit its child enforces itself (plus the child's start).
+        self.build_allowance = min(2 * build_s + 20.0, BUILD_LIMIT_S + 10.0)
+
+    def reason_to_stop(self, lines: list[str]) -> str | None:
+        result = self.result
+        while self.read < len(lines):
+            event = _event(lines[self.read], result)
+            self.read += 1
+            if event:
+                self.last_event = time.monotonic()
+                if event["event"] == "loaded":
+                    self.loaded_at = self.last_event
+                elif event["event"] == "stage":
+                    result.stage = event["stage"]
+        now = time.monotonic()
+        if self.loaded_at is None and now - self.started > self.build_allowance:
+            result.stall_s, result.stage = now - self.started, "build"
+            return "hang"
+        if self.loaded_at is not None and result.stage and now - self.last_event > self.stall_s:
+            result.stall_s = now - self.last_event
+            return "hang"
+        if self.loaded_at is not None and now - self.loaded_at > self.limit_s:
+            return "limit"
+        return None
+
+
 def run_probe(job: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0) -> ProbeResult:
     """Start the probe's child program under supervision, watch it, and stop it for good."""
     from scenarios.clinic.run.supervise import Supervised, remove_leaked_shm, shm_names
 
     result = ProbeResult()
     folder = Path(tempfile.mkdtemp(prefix=PROBE_FOLDER_PREFIX))
-    stall_s = max(3.0, limit_s / 2)
-    job = dict(job, budget_s=max(2.0, limit_s - 4.0))
-    (folder / "job.json").write_text(json.dumps(job))
+    (folder / "job.json").write_text(json.dumps(dict(job, budget_s=max(2.0, limit_s - 4.0))))
     launcher = folder / "checkup_probe.py"
     # A file of its own, so that spawned workers re-import a tiny main module (they import
     # the parent's __main__ as __mp_main__), and so the child finds its job next to it.
     launcher.write_text("from scenarios.clinic.doctor.probe_child import main\n\n"
                         "if __name__ == \"__main__\":\n    main(__file__)\n")
     shm_before = shm_names()
-    started = time.monotonic()
+    watch = _Watch(result, limit_s, build_s)
     run = Supervised(launcher)
-    read, loaded_at, last_event = 0, None, started
-    # The probe builds the loader again: about as long as the first build took, and never longer
-    # than the build limit its child enforces itself (plus the child's start).
-    build_allowance = min(2 * build_s + 20.0, BUILD_LIMIT_S + 10.0)
     try:
-        while True:
-            while read < len(run.lines):
-                event = _event(run.lines[read], result)
-                read += 1
-                if event:
-                    last_event = time.monotonic()
-                    if event["event"] == "loaded":
-                        loaded_at = last_event
-                    elif event["event"] == "stage":
-                        result.stage = event["stage"]
-            if run.exit_status() is not None:
-                break
-            now = time.monotonic()
-            if loaded_at is None and now - started > build_allowance:
-                result.outcome, result.stall_s = "hang", now - started
-                result.stage = "build"
-                break
-            if loaded_at is not None and result.stage and now - last_event > stall_s:
-                result.outcome, result.stall_s = "hang", now - last_event
-                break
-            if loaded_at is not None and now - loaded_at > limit_s:
-                result.outcome = "limit"
+        while run.exit_status() is None:
+            stop = watch.reason_to_stop(run.lines)
+            if stop:
+                result.outcome, result.stacks = stop, run.where_stuck()
                 break
             time.sleep(0.05)
-        if result.outcome in ("hang", "limit"):
-            result.stacks = run.where_stuck()
     finally:  # also on Ctrl-C: nothing the probe started outlives it
         result.survivors = run.finish()
-        result.seconds = time.monotonic() - started
+        result.seconds = time.monotonic() - watch.started
         shutil.rmtree(folder, ignore_errors=True)
-    for line in run.lines[read:]:  # lines that arrived while it was stopped
+    for line in run.lines[watch.read:]:  # lines that arrived while it was stopped
         _event(line, result)
     result.exit_status = run.exit_status()
     result.leaked_shm = remove_leaked_shm(shm_before, run.seen)
     if result.outcome == "completed":
-        if result.first("bad-input"):
-            result.outcome = "bad-input"
-        elif result.first("error"):
-            result.outcome = "error"
-        elif not result.first("done"):
-            result.outcome = "crashed"
+        result.outcome = "bad-input" if result.first("bad-input") else "error" if result.first("error") \
+            else "completed" if result.first("done") else "crashed"
     return result

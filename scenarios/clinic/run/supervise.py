@@ -220,18 +220,35 @@ def _cpu_of_waited_children() -> float:
 
 
 def shm_names() -> set[str]:
-    """torch's files in /dev/shm now: taken before a run, for remove_leaked_shm after it."""
-    from scenarios.instruments import torch_shm_files
-    return {p.name for p in torch_shm_files()}
+    """/dev/shm's entries now: taken before a run, for remove_leaked_shm after it."""
+    return {p.name for p in Path("/dev/shm").iterdir()} if Path("/dev/shm").is_dir() else set()
 
 
-def remove_leaked_shm(before: set[str], seen: set[int]) -> list[str]:
-    """Remove the /dev/shm files a run left (its processes', or of unknown creator) and name them:
-    a leak is reported, and never left behind.  PyTorch names its files torch_<creator pid>_…:
-    files of processes outside this run stay, so runs side by side never take each other's."""
-    from scenarios.instruments import shm_file_creator, torch_shm_files
-    leaked = sorted(p.name for p in torch_shm_files()
-                    if p.name not in before and shm_file_creator(p.name) in (None, *seen))
+def _mapped_semaphores() -> set[str]:
+    """Names of the POSIX semaphores some process has mapped (sem_open maps /dev/shm/sem.NAME)."""
+    names = set()
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        try:
+            names |= {line.rsplit("/", 1)[-1].strip() for line in maps.read_text().splitlines() if "/dev/shm/sem." in line}
+        except OSError:
+            continue
+    return names
+
+
+def remove_leaked_shm(before: set[str], seen) -> list[str]:
+    """Remove what a run left in /dev/shm and name it: a leak is reported, and never left behind.
+    torch's files are named torch_<creator pid>_…: those of processes outside this run stay, so
+    runs side by side never take each other's.  multiprocessing's semaphores (sem.mp-…, left when
+    a SIGKILL stops the resource tracker's clean-up) carry no pid: one made during the run that
+    no living process maps any more is a leak."""
+    from scenarios.instruments import shm_file_creator
+
+    new = shm_names() - before
+    leaked = sorted(n for n in new if n.startswith("torch_") and shm_file_creator(n) in (None, *seen))
+    semaphores = sorted(n for n in new if n.startswith("sem.mp-"))
+    if semaphores:
+        mapped = _mapped_semaphores()
+        leaked += [n for n in semaphores if n not in mapped]
     for name in leaked:
         Path("/dev/shm", name).unlink(missing_ok=True)
     return leaked
