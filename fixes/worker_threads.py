@@ -15,6 +15,8 @@ above the cores.
 In each worker it sets every library's pool to the CPUs this process may use divided by
 the number of workers (at least 1): OpenCV through cv2.setNumThreads, every BLAS and OpenMP
 runtime loaded in the process through threadpoolctl, torch through torch.set_num_threads.
+For one thread OpenCV is given 0 ("run sequentially"), never 1: cv2.setNumThreads(1) in a
+worker forked after the training process had used OpenCV's pool never returns.
 Each library is limited only where it is installed; none is needed.  It also sets the
 environment variables those libraries read when they are first loaded (OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS, MKL_NUM_THREADS, OPENCV_FOR_THREADS_NUM), for a library the worker
@@ -60,9 +62,10 @@ def limit_threads(threads: int) -> dict[str, int]:
     # and start-up time for a library the dataset may never use.
     cv2, torch = sys.modules.get("cv2"), sys.modules.get("torch")
     if cv2 is not None:
-        # With 1, OpenCV runs its functions in the calling thread, as with the 0 of popular
-        # advice; a larger share gives a worker that many threads, which 0 cannot express.
-        cv2.setNumThreads(threads)
+        # 0 is OpenCV's "run sequentially": one thread, the caller's.  Not 1: in a worker forked
+        # after the parent had run OpenCV's pool, cv2.setNumThreads(1) waits forever for pool
+        # threads that fork did not copy (OpenCV 5.0's pthreads pool; 0, 2 and more return).
+        cv2.setNumThreads(0 if threads == 1 else threads)
         limited["cv2"] = cv2.getNumThreads()
     if torch is not None:
         torch.set_num_threads(threads)

@@ -1,11 +1,15 @@
 """fixes/worker_threads.py: limit_worker_threads gives each DataLoader worker its share of the
 CPUs in every library it finds (OpenCV, each BLAS and OpenMP runtime, torch), sets the
-environment for libraries loaded later, needs none of them installed, and refuses a bad count."""
+environment for libraries loaded later, needs none of them installed, and refuses a bad count;
+and it gives OpenCV 0 for one thread, because cv2.setNumThreads(1) hangs a worker forked after
+the parent had run OpenCV's pool."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import cv2
@@ -62,6 +66,43 @@ def test_without_the_fix_a_workers_opencv_and_blas_keep_their_machine_sized_pool
         assert found["torch"] == 1  # PyTorch's own doing, in every worker
         assert found["cv2"] >= 2
         assert max(n for path, n in found.items() if "openblas" in path) >= 2
+
+
+def _forked_child_finishes(action, limit_s: float) -> bool:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            action()
+        finally:
+            os._exit(0)
+    deadline = time.monotonic() + limit_s
+    while os.waitpid(pid, os.WNOHANG) == (0, 0):
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _blur():
+    cv2.GaussianBlur(numpy.zeros((640, 640, 3), numpy.uint8), (9, 9), 0)  # runs OpenCV's pool
+
+
+def test_after_the_parent_ran_opencvs_pool_a_forked_worker_still_gets_its_limit():
+    if usable_cpus() < 2:
+        pytest.skip("one CPU: OpenCV starts no pool to inherit")
+    _blur()
+    time.sleep(0.5)  # the pool's threads, done, wait for more work
+    # The hazard the fix steps around: cv2.setNumThreads(1) in the child never returns.
+    assert not _forked_child_finishes(lambda: (cv2.setNumThreads(1), _blur()), limit_s=3)
+    assert _forked_child_finishes(lambda: (cv2.setNumThreads(0), _blur()), limit_s=30)
+    # The fix in real workers, bounded by the loader's own timeout.
+    from fixes.worker_threads import limit_worker_threads
+    loader = DataLoader(LimitedPools(limit_worker_threads), batch_size=None, num_workers=2,
+                        multiprocessing_context="fork", timeout=60)
+    for limited, found in loader:
+        assert found["cv2"] == max(1, usable_cpus() // 2)
 
 
 def test_outside_a_worker_the_share_is_every_usable_cpu():
