@@ -5,7 +5,8 @@ run_job(train, kill_after_step) runs train(job) the way a cluster runs a trainin
 - attempt 1 is a new Python process (multiprocessing's spawn: a fresh interpreter, as a job
   start is) in a process group of its own, which its DataLoader workers join when they are
   forked.  It trains and writes a checkpoint every SAVE_EVERY steps into a temporary folder.
-  Once its training log reports step `kill_after_step`, this process sends SIGKILL to that
+  Once its training log reports step `kill_after_step` (each step waits for this process's
+  go-ahead, so the kill lands right after that step), this process sends SIGKILL to that
   process group, as a scheduler does to a preempted job once its grace period is over, or
   as a lost node does: no exception, no `finally`, no DataLoader shutdown runs in it.  The
   steps it trained after its last checkpoint are lost with it.
@@ -36,7 +37,7 @@ from scenarios.instruments import remove_torch_shm_files
 
 SAVE_EVERY = 5    # steps between checkpoints
 STEP_S = 0.1      # what a training step takes (the forward and backward pass, here a sleep)
-ATTEMPT_LIMIT_S = 25  # under the runner's limit, so that this message comes first
+ATTEMPT_LIMIT_S = 30  # under the runner's limit, so that this message comes first
 
 
 class Job:
@@ -59,6 +60,7 @@ class Job:
         time.sleep(STEP_S)
         state["trained_on"].append(indices.tolist())
         self.log.send(("step", len(state["trained_on"]), state["trained_on"][-1]))
+        self.log.recv()  # the scheduler's go-ahead: the kill lands after a given step, however busy the machine
 
     def save(self, state):
         """Write the checkpoint whole or not at all: a job can die while writing it."""
@@ -76,7 +78,7 @@ def _attempt(train, folder, log):
 def _run_attempt(train, folder, kill_after_step=None):
     """One attempt in a fresh process; its log, how it ended, and how many processes were killed."""
     context = mp.get_context("spawn")
-    receive, send = context.Pipe(duplex=False)
+    receive, send = context.Pipe()
     attempt = context.Process(target=_attempt, args=(train, folder, send))
     attempt.start()
     send.close()  # ours: the pipe reads as closed once the attempt is gone
@@ -92,6 +94,8 @@ def _run_attempt(train, folder, kill_after_step=None):
             if kill_after_step and log[-1][0] == "step" and log[-1][1] >= kill_after_step:
                 group = _kill_group(attempt)
                 break
+            if log[-1][0] == "step":
+                receive.send("go on")
     finally:
         attempt.join(5)  # an attempt that finished exits by itself
         if attempt.is_alive():  # only on a failure: end it, workers and all
