@@ -137,70 +137,72 @@ def _even(sequence):
     return [sequence[int(i * step)] for i in range(SAMPLE_SIZE)]
 
 
+class _Walk:
+    """One walk: a stack of (object, path, weight, top) where weight > 1 stands for the members
+    of a long container counted by sample, and top is the attribute the object hangs under."""
+
+    def __init__(self, roots):
+        self.held, self.seen, self.per_top = Holdings(), set(), {}
+        self.stack = [(obj, path, 1.0, path) for path, obj in roots]
+
+    def count(self, obj, weight: float, top: str) -> None:
+        self.held.objects += weight
+        self.held.object_bytes += sys.getsizeof(obj) * weight
+        self.per_top[top] = self.per_top.get(top, 0) + weight
+
+    def visit(self, obj, path: str, weight: float, top: str, np, torch) -> None:
+        if isinstance(obj, _CODE):
+            return
+        kind = kind_of(obj)
+        if kind:
+            self.held.found.append((kind, path, obj))
+            if kind in ("file", "socket", "connection", "hdf5", "lock", "thread", "pool"):
+                return
+        if isinstance(obj, torch.Tensor) or isinstance(obj, np.ndarray) and obj.dtype != object:
+            return  # a buffer, read without writing to it
+        if not isinstance(obj, (types.FunctionType, types.MethodType)):
+            self.count(obj, weight, top)
+        if isinstance(obj, np.ndarray):  # dtype=object: an array of Python objects
+            members = obj.ravel()
+            indices = range(len(members)) if len(members) <= SAMPLE_ABOVE else _even(range(len(members)))
+            scale = weight * (len(members) / len(indices) if len(indices) else 1)
+            self.held.sampled |= len(members) > SAMPLE_ABOVE
+            self.stack += [(members[i], f"{path}[…]", scale, top) for i in indices]
+            return
+        length = len(obj) if isinstance(obj, (dict, list, tuple, deque, set, frozenset)) else 0
+        scale = weight * (length / SAMPLE_SIZE if length > SAMPLE_ABOVE else 1)
+        self.held.sampled |= length > SAMPLE_ABOVE
+        for child_path, child in _children(obj, path):
+            if id(child) in self.seen:
+                continue
+            if isinstance(child, _ATOMS):  # leaves are counted here, without a trip through the stack
+                self.seen.add(id(child))
+                self.count(child, scale, top)
+                continue
+            depth_top = top if top.count(".") >= 1 or child_path is None else child_path
+            self.stack.append((child, child_path or path, scale, depth_top))
+
+
 def walk(roots: list[tuple[str, object]], budget_s: float = WALK_BUDGET_S) -> Holdings:
     """Count the Python objects reachable from the roots, as a forked worker will read
     them, and note the ones that matter for workers (files, locks, generators, …)."""
     import numpy as np
     import torch
 
-    held = Holdings()
-    seen: set[int] = set()
-    deadline = time.perf_counter() + budget_s
-    per_top: dict[str, float] = {}
-    # (object, path, weight): weight > 1 for the members of a long container counted by sample.
-    stack = [(obj, path, 1.0, path) for path, obj in roots]
-    steps = 0
-    while stack:
-        obj, path, weight, top = stack.pop()
-        if id(obj) in seen:
+    state, deadline, steps = _Walk(roots), time.perf_counter() + budget_s, 0
+    while state.stack:
+        obj, path, weight, top = state.stack.pop()
+        if id(obj) in state.seen:
             continue
-        seen.add(id(obj))
+        state.seen.add(id(obj))
         steps += 1
         if steps % 20_000 == 0 and time.perf_counter() > deadline:
-            held.stopped = True
+            state.held.stopped = True
             break
-        if isinstance(obj, _CODE):
-            continue
-        kind = kind_of(obj)
-        if kind:
-            held.found.append((kind, path, obj))
-            if kind in ("file", "socket", "connection", "hdf5", "lock", "thread", "pool"):
-                continue
-        if isinstance(obj, torch.Tensor):
-            continue  # a buffer, read without writing to it
-        if isinstance(obj, np.ndarray) and obj.dtype != object:
-            continue
-        is_function = isinstance(obj, (types.FunctionType, types.MethodType))
-        if not is_function:
-            held.objects += weight
-            held.object_bytes += sys.getsizeof(obj) * weight
-            per_top[top] = per_top.get(top, 0) + weight
-        if isinstance(obj, np.ndarray):  # dtype=object: an array of Python objects
-            members = obj.ravel()
-            indices = range(len(members)) if len(members) <= SAMPLE_ABOVE else _even(range(len(members)))
-            scale = weight * (len(members) / len(indices) if len(indices) else 1)
-            held.sampled |= len(members) > SAMPLE_ABOVE
-            for i in indices:
-                stack.append((members[i], f"{path}[…]", scale, top))
-            continue
-        length = len(obj) if isinstance(obj, (dict, list, tuple, deque, set, frozenset)) else 0
-        scale = weight * (length / SAMPLE_SIZE if length > SAMPLE_ABOVE else 1)
-        held.sampled |= length > SAMPLE_ABOVE
-        for child_path, child in _children(obj, path):
-            if id(child) in seen:
-                continue
-            if isinstance(child, _ATOMS):
-                # Leaves are counted here, without a trip through the stack.
-                seen.add(id(child))
-                held.objects += scale
-                held.object_bytes += sys.getsizeof(child) * scale
-                per_top[top] = per_top.get(top, 0) + scale
-                continue
-            depth_top = top if top.count(".") >= 1 or child_path is None else child_path
-            stack.append((child, child_path or path, scale, depth_top))
-    if per_top:
-        held.biggest = max(per_top, key=per_top.get)
-    return held
+        state.visit(obj, path, weight, top, np, torch)
+    if state.per_top:
+        state.held.biggest = max(state.per_top, key=state.per_top.get)
+    return state.held
 
 
 # ---------------------------------------------------------------- the code workers run
