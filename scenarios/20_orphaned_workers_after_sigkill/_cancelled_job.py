@@ -11,7 +11,6 @@ In the job's process, cancel_job just calls train(start_method).
 """
 from __future__ import annotations
 
-import re
 import signal
 import subprocess
 import sys
@@ -74,12 +73,20 @@ def _train_until_kill_step(job: subprocess.Popen) -> list[psutil.Process]:
 
 def _semaphores(pids: list[int]) -> set[str]:
     """Named semaphores the job's processes map (forkserver and spawn name theirs in /dev/shm;
-    the resource tracker removes them once every holder is gone, unless it is killed first)."""
-    names = set()
+    the resource tracker removes them once every holder is gone, unless it is killed first).
+    Told by inode: the creator's mapping is of glibc's temporary file, under another name."""
+    inodes = set()
     for pid in pids:
         try:
             with open(f"/proc/{pid}/maps") as maps:
-                names.update(re.findall(r"/dev/shm/(sem\.mp-\w+)$", maps.read(), flags=re.M))
+                inodes.update(int(line.split()[4]) for line in maps if "/dev/shm/sem." in line)
+        except (OSError, IndexError, ValueError):
+            pass
+    names = set()
+    for path in SHM_DIR.glob("sem.mp-*"):
+        try:
+            if path.stat().st_ino in inodes:
+                names.add(path.name)
         except OSError:
             pass
     return names
