@@ -9,7 +9,7 @@ broken.py: expect "ERROR: Unexpected segmentation fault encountered in worker.",
     RuntimeError: DataLoader worker (pid …) is killed by signal: Segmentation fault.
     The above exception was the direct cause of the following exception:
     RuntimeError: DataLoader worker (pid(s) …) exited unexpectedly
-(the last two lines missing when the main process was busy at that instant)
+(in most runs; README, Symptom: the two other endings, one of which names no signal)
 and not one line of the worker's own traceback: which file, which line, is lost.
 fixed.py: expect "skipped img_00137.rec: header puts 1024 bytes at offset …",
 then the whole epoch: 255 of 255 samples read, no worker dies, exit status 0.

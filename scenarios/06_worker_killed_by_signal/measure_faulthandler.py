@@ -5,8 +5,10 @@
 The same crash as broken.py, but each worker turns faulthandler on and notes the
 file it is about to decode.  Expect "Fatal Python error: Segmentation fault" with
 the worker's stack down to ctypes' string_at() called from decode(), then
-PyTorch's "is killed by signal", then the line naming the file that did it:
-"worker 0 was inside img_00137.rec when the loader failed".
+PyTorch's "Unexpected segmentation fault" line from the same worker, the line
+naming the file that did it: "worker 0 was inside img_00137.rec when the loader
+failed", and last the loader's error as broken.py ends (one of the three endings
+README's Symptom counts; the worker's lines above are there in all of them).
 """
 import sys
 import tempfile
