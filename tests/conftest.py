@@ -24,6 +24,7 @@ RESULTS_ENV = "CLINIC_RESULTS_DIR"
 
 
 def pytest_configure(config):
+    config._clinic_semaphores_before = _unmapped_semaphores()
     # Set before any runner starts, so that notebook kernels inherit it too.
     if not os.environ.get(RESULTS_ENV):
         os.environ[RESULTS_ENV] = tempfile.mkdtemp(prefix="clinic-results-")
@@ -40,6 +41,36 @@ def pytest_collection_modifyitems(config, items):
         number = re.search(r"test_scenario_(\d\d)|\[(\d\d)", item.nodeid)
         group = next(g for g in number.groups() if g) if number else item.path.name
         item.add_marker(pytest.mark.xdist_group("08" if group == "test_checkup.py" else group))
+
+
+def _unmapped_semaphores() -> set[str]:
+    """multiprocessing's semaphores in /dev/shm that no process maps: left by a SIGKILLed resource tracker."""
+    from scenarios.clinic.run.supervise import semaphore_inodes
+    shm = Path("/dev/shm")
+    found = {}
+    for path in shm.glob("sem.mp-*") if shm.is_dir() else ():
+        try:
+            found[path.name] = path.stat().st_ino
+        except OSError:  # removed meanwhile
+            continue
+    mapped = semaphore_inodes() if found else set()
+    return {name for name, inode in found.items() if inode not in mapped}
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # A run's own leaks are its result's leaked_shm_files; this catches a semaphore leaked by a
+    # process that died before its run ended, which no single run can attribute.  xdist workers
+    # skip it: the controller checks once, after all of them.
+    if hasattr(session.config, "workerinput") or not hasattr(session.config, "_clinic_semaphores_before"):
+        return
+    time.sleep(1)  # a resource tracker still removing the last run's semaphores
+    leaked = sorted(_unmapped_semaphores() - session.config._clinic_semaphores_before)
+    if leaked:
+        for name in leaked:
+            Path("/dev/shm", name).unlink(missing_ok=True)
+        print(f"\nerror: the suite left {len(leaked)} semaphore(s) in /dev/shm that no process maps: "
+              f"{', '.join(leaked[:5])}; removed", file=sys.stderr)
+        session.exitstatus = 1
 
 
 def pytest_unconfigure(config):

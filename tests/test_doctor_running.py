@@ -14,7 +14,7 @@ import pytest
 from conftest import REPO_ROOT
 
 from scenarios.clinic.doctor import orphans
-from scenarios.clinic.run.supervise import remove_leaked_shm, shm_names
+from scenarios.clinic.run.supervise import semaphore_inodes, remove_leaked_shm, shm_names
 
 JOBS = REPO_ROOT / "tests" / "jobs"
 
@@ -47,6 +47,7 @@ class Job:
     def end(self) -> None:
         # multiprocessing's resource tracker is left to exit by itself: it removes the job's
         # semaphores from /dev/shm once the others are gone (a SIGKILL to it would leak them).
+        ours = semaphore_inodes(p for p in self.tree if psutil.pid_exists(p))
         trackers = [p for p in self.tree if "resource_tracker" in _command(p)]
         for pid in [p for p in self.tree if p not in trackers] + trackers:
             if pid in trackers:
@@ -64,7 +65,7 @@ class Job:
                 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not [p for p in self.tree if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
-        assert remove_leaked_shm(self.shm_before, set(self.tree)) == []
+        assert remove_leaked_shm(self.shm_before, set(self.tree), ours) == []
 
 
 def _command(pid: int) -> str:

@@ -121,7 +121,7 @@ def run_probe(job: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0) -
     for line in run.lines[watch.read:]:  # lines that arrived while it was stopped
         _event(line, result)
     result.exit_status = run.exit_status()
-    result.leaked_shm = remove_leaked_shm(shm_before, run.seen)
+    result.leaked_shm = remove_leaked_shm(shm_before, run.seen, run.semaphores)
     if result.outcome == "completed":
         result.outcome = "bad-input" if result.first("bad-input") else "error" if result.first("error") \
             else "completed" if result.first("done") else "crashed"

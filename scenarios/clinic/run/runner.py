@@ -50,7 +50,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
     memory = MemorySeries()
     started = time.monotonic()
     run = Supervised(script or scenario.script(variant), on_line=live.echo,
-                     importable=(scenario.path,) if script else ())
+                     importable=(scenario.path,) if script else (), observe=script is not None)
     timed_out, stacks = False, ""
     try:
         while run.exit_status() is None:
@@ -75,7 +75,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
     exit_status = run.exit_status()
     exit_status = -signal.SIGKILL if exit_status is None else exit_status
 
-    leaked = remove_leaked_shm(shm_before, run.seen)
+    leaked = remove_leaked_shm(shm_before, run.seen, run.semaphores)
 
     lines = run.lines
     outcome = judge.classify(exit_status, timed_out, lines)
@@ -101,6 +101,8 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
         # torch_shm_manager aside): the workers the runner saw, not what the script says.
         "worker_processes_seen": run.workers_seen(),
     }
+    if run.observed:  # an attempt: what its DataLoaders did, recorded inside PyTorch (observe.py)
+        result["observed"] = run.observations
     result["breaches"] = judge.breaches(spec, result)
     result["as_expected"] = not result["breaches"]
     return result

@@ -60,13 +60,26 @@ class Supervised:
     `importable`: folders the script may import from besides the repository (a workshop
     attempt kept elsewhere imports its scenario's helper modules)."""
 
-    def __init__(self, script: Path, on_line=None, importable: tuple[Path, ...] = ()):
+    def __init__(self, script: Path, on_line=None, importable: tuple[Path, ...] = (), observe: bool = False):
+        self.semaphores: set[int] = set()
         # Every run gets a temporary folder of its own as TMPDIR, removed when the run is over:
         # multiprocessing leaves a pymp-* folder behind for each process killed before its exit
         # handlers ran, and the runner kills on purpose.
         self._folder = tempfile.mkdtemp(prefix=_RUN_FOLDER_PREFIX)
         env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=self._folder)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [*map(str, importable), str(REPO_ROOT),
+        # `observe` (a workshop attempt): every interpreter of the run first runs a sitecustomize.py
+        # of the run's own, which records what its DataLoaders do (observe.py) in `observed`.
+        self.observed: str | None = None
+        self.observations: dict | None = None
+        hook = []
+        if observe:
+            hook = [os.path.join(self._folder, ".clinic-hook")]
+            self.observed = os.path.join(self._folder, ".clinic-hook", "observed.jsonl")
+            os.mkdir(hook[0])
+            with open(os.path.join(hook[0], "sitecustomize.py"), "w") as site:
+                site.write("from scenarios.clinic.run.observe import install\n"
+                           f"install({self.observed!r})\n")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [*hook, *map(str, importable), str(REPO_ROOT),
                                                           env.get("PYTHONPATH")]))
         self._status_file = os.path.join(self._folder, ".clinic-exit-status")
         self._cpu_before = _cpu_of_waited_children()
@@ -162,6 +175,16 @@ class Supervised:
         """SIGKILL the script's session and everything ever seen below it, let the reaper reap
         them, and return how many processes outlived that."""
         procs = {p.pid: p for p in [*self.seen.values(), *self.processes()]}
+        self.semaphores = semaphore_inodes(procs)  # this run's, for remove_leaked_shm
+        # multiprocessing's resource tracker goes last, and on its own if it can: once the
+        # others are gone it removes their semaphores from /dev/shm (SIGKILLed, it leaks them).
+        trackers = [p for p in procs.values() if helper_kind(p.pid) == "multiprocessing.resource_tracker"]
+        for proc in [p for p in procs.values() if p not in trackers]:
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+        psutil.wait_procs(trackers, timeout=3)
         script = self.script()
         if script is not None:
             try:
@@ -182,6 +205,9 @@ class Supervised:
         _, alive = psutil.wait_procs(list(procs.values()), timeout=5)
         self._final_status = self.exit_status()
         self.cpu_s = round(_cpu_of_waited_children() - self._cpu_before, 2)
+        if self.observed:
+            from scenarios.clinic.run.observe import summary
+            self.observations = summary(self.observed)
         shutil.rmtree(self._folder, ignore_errors=True)
         return len(alive)
 
@@ -224,31 +250,40 @@ def shm_names() -> set[str]:
     return {p.name for p in Path("/dev/shm").iterdir()} if Path("/dev/shm").is_dir() else set()
 
 
-def _mapped_semaphores() -> set[str]:
-    """Names of the POSIX semaphores some process has mapped (sem_open maps /dev/shm/sem.NAME)."""
-    names = set()
-    for maps in Path("/proc").glob("[0-9]*/maps"):
+def semaphore_inodes(pids=None) -> set[int]:
+    """Inodes of the POSIX semaphores these processes (default: all) have mapped.  sem_open maps
+    a file of /dev/shm into each process that uses it; /proc/PID/maps may show it under glibc's
+    temporary name (sem.XXXXXX (deleted)), never to be matched by name, so the inode tells."""
+    inodes = set()
+    for maps in [Path(f"/proc/{pid}/maps") for pid in pids] if pids is not None else Path("/proc").glob("[0-9]*/maps"):
         try:
-            names |= {line.rsplit("/", 1)[-1].strip() for line in maps.read_text().splitlines() if "/dev/shm/sem." in line}
-        except OSError:
+            inodes |= {int(line.split()[4]) for line in maps.read_text().splitlines() if "/dev/shm/sem." in line}
+        except (OSError, ValueError, IndexError):
             continue
-    return names
+    return inodes
 
 
-def remove_leaked_shm(before: set[str], seen) -> list[str]:
+def _inode(name: str) -> int | None:
+    try:
+        return os.stat(f"/dev/shm/{name}").st_ino
+    except OSError:
+        return None
+
+
+def remove_leaked_shm(before: set[str], seen, ours: set[int] = frozenset()) -> list[str]:
     """Remove what a run left in /dev/shm and name it: a leak is reported, and never left behind.
     torch's files are named torch_<creator pid>_…: those of processes outside this run stay, so
     runs side by side never take each other's.  multiprocessing's semaphores (sem.mp-…, left when
-    a SIGKILL stops the resource tracker's clean-up) carry no pid: one made during the run that
-    no living process maps any more is a leak."""
+    a SIGKILL stops the resource tracker's clean-up) carry no pid: `ours` are the inodes the run's
+    processes mapped when it ended; one of them still there and mapped by nobody is a leak."""
     from scenarios.instruments import shm_file_creator
 
     new = shm_names() - before
     leaked = sorted(n for n in new if n.startswith("torch_") and shm_file_creator(n) in (None, *seen))
-    semaphores = sorted(n for n in new if n.startswith("sem.mp-"))
+    semaphores = sorted(n for n in new if n.startswith("sem.") and _inode(n) in ours)
     if semaphores:
-        mapped = _mapped_semaphores()
-        leaked += [n for n in semaphores if n not in mapped]
+        mapped = semaphore_inodes()
+        leaked += [n for n in semaphores if _inode(n) not in mapped]
     for name in leaked:
         Path("/dev/shm", name).unlink(missing_ok=True)
     return leaked
