@@ -38,6 +38,7 @@ from scenarios.clinic.doctor.checks import (
     s19_oom_killer_in_memory_limit,
     s22_fewer_shards_than_workers,
     s23_tokenizers_before_fork,
+    s24_resume_mid_epoch,
 )
 
 # The order is the error table's: the first pattern that matches a traceback wins, so the more
@@ -64,6 +65,7 @@ CHECKS = (
     s18_hdf5_opened_in_init,
     s22_fewer_shards_than_workers,
     s23_tokenizers_before_fork,
+    s24_resume_mid_epoch,
     s02_corrupt_files,
 )
 

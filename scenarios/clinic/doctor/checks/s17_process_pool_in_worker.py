@@ -24,7 +24,9 @@ def static(examined):
                       f"{path} is a {type(obj).__qualname__} made in the main process. In a forked worker its helper "
                       "threads do not exist, so work submitted there is never picked up; under spawn it cannot be "
                       "pickled at all") for path, obj in examined.found("pool")]
-    sources, _ = code_sources(examined.loader)
+    # The user's own code: a library's class also holds main-process methods that make pools
+    # (datasets' map(num_proc=…)); a pool a library makes in a worker is caught by its error.
+    sources, _ = code_sources(examined.loader, own_only=True)
     called = next((m.group(0).rstrip("( ") for s in sources for m in PROCESS_POOL.finditer(s)
                    if "ThreadPool" not in s[max(0, m.start() - 6):m.end()]), None)
     if called and not findings:
