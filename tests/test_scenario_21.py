@@ -59,14 +59,16 @@ def test_oracle_fixed_with_limited_workers_yields_what_num_workers_0_yields():
 def test_cpu_per_sample_grows_with_threads_per_core(report):
     m = report["variants"]["measure_threads_per_core"]["metrics"]
     # CPU seconds, not wall time: the spinning of waiting pool threads, which the machine's
-    # other load does not create.  Measured 3.3-4.5x for 2 per core, and more for 4.
+    # other load does not create.  Measured 3.1-4.5x for 2 per core, 4.8-5.3x for 4.
     assert m["cpu_ms_per_sample_2_per_core"] >= 1.5 * m["cpu_ms_per_sample_1_per_core"]
     assert m["cpu_ms_per_sample_4_per_core"] >= 1.5 * m["cpu_ms_per_sample_1_per_core"]
 
 
 def test_the_cv2_line_leaves_the_blas_spinning(report):
     m = report["variants"]["myth_cv2_set_num_threads"]["metrics"]
-    assert m["cv2_line_cpu_ms_per_sample"] >= 2 * m["fixed_cpu_ms_per_sample"]
+    # 4.9-6.8x the fix's CPU per sample beside other work; 1.7x once, with a spinning process
+    # on one core, when the line's samples/s came closest to the fix's (a ratio of 0.55).
+    assert m["cv2_line_cpu_ms_per_sample"] >= 1.3 * m["fixed_cpu_ms_per_sample"]
 
 
 def test_the_pools_in_a_worker_are_reported_library_by_library(report):

@@ -68,16 +68,19 @@ def census(start: dict, end: dict) -> dict:
 
 
 def load_epoch(loader) -> dict:
-    """Every batch of one epoch: samples per second once each worker has delivered its first
-    batch, and the census of the workers' threads from then to the last batch (the workers
-    exit when the loop asks for more).  A worker's first batch pays one-off costs: starting
-    the queue's feeder thread, which then pickles for 70-90 ms once."""
+    """Every batch of one epoch: samples per second over the whole epoch (the workers' start
+    included, the same for every configuration; timing only later batches would time batches
+    the workers had ready in advance), and the census of the workers' threads from the moment
+    each worker has delivered a batch to the last batch (the workers exit when the loop asks
+    for more).  A worker's first batch pays one-off costs: starting the queue's feeder
+    thread, which then pickles for 70-90 ms once."""
     cores, _ = usable_cores()
-    batches = iter(loader)
+    started = time.perf_counter()
+    batches, samples = iter(loader), 0
     for _ in range(max(1, loader.num_workers)):
-        next(batches)
+        samples += len(next(batches))
     start = {pid: thread_cpu_s(pid) for pid in worker_pids()}
-    started, samples = time.perf_counter(), 0
+    end = start
     for batch in batches:
         samples += len(batch)
         end = {pid: thread_cpu_s(pid) for pid in start}

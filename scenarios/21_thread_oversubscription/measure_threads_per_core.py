@@ -6,7 +6,8 @@ broken.py's augmentation with as many workers as cores, each worker's OpenCV, BL
 OpenMP pools set to 1, 2 and 4 threads (fixes/worker_threads.limit_threads): 1, 2 and 4
 threads per core.  Where the machine has 2 cores, 2 threads per worker is what the
 libraries choose by themselves (broken.py).  The configurations take turns, three rounds
-of 12 samples each, so that the machine's load falls on all of them; each prints its
+of 12 samples each (each epoch timed whole, its workers' start included), so that the
+machine's load falls on all of them; each prints its
 median samples/s with the lowest and highest, and the workers' CPU seconds per sample
 (threads that wait by spinning burn CPU without loading anything).  The census of busy
 threads is broken.py's: these epochs are too short for it.  The ratios divide

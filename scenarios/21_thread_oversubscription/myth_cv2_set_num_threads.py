@@ -6,7 +6,7 @@ The line that open-mmlab's projects added (mmdetection#6867, "Add A Single Line 
 Your Life"), called once in the main process before the loader.  Under fork the workers
 inherit it, and OpenCV runs in each worker's own thread.  The BLAS pools are left as they
 were: broken.py's augmentation with the line, against fixed.py's worker_init_fn, taking
-turns (three rounds of 12 samples each).  Then the same line under forkserver (Python
+turns (three rounds of 12 samples, each epoch timed whole).  Then the same line under forkserver (Python
 3.14's default on Linux): a worker started from the fork server asks OpenCV for its pool.
 """
 import cv2
