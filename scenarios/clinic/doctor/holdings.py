@@ -210,11 +210,13 @@ def walk(roots: list[tuple[str, object]], budget_s: float = WALK_BUDGET_S) -> Ho
 _LIBRARY_ROOTS = ("torch", "typing", "builtins", "collections", "_collections_abc", "abc", "numpy")
 
 
-def code_sources(loader, depth: int = 3) -> tuple[list[str], bool]:
+def code_sources(loader, depth: int = 3, own_only: bool = False) -> tuple[list[str], bool]:
     """The source of the code a worker runs for this loader: the dataset's own classes, its
     worker_init_fn and collate_fn, and the functions they call by name (a helper that splits a
     stream by worker, as webdataset's split_by_worker does), `depth` calls deep.  Returns the
-    sources and whether some could not be read (a C extension, code typed at a prompt)."""
+    sources and whether some could not be read (a C extension, code typed at a prompt).
+    own_only: the user's code alone, not an installed library's (whose classes also hold
+    methods that run only in the main process, as datasets' map(num_proc=…) and its Pool)."""
     owners = [k for k in type(loader.dataset).__mro__ if k.__module__.split(".")[0] not in _LIBRARY_ROOTS]
     todo = [(o, 0) for o in owners + [f for f in (loader.worker_init_fn, loader.collate_fn) if f is not None]
             if not (getattr(o, "__module__", "") or "").startswith("torch.")]
@@ -225,6 +227,8 @@ def code_sources(loader, depth: int = 3) -> tuple[list[str], bool]:
             continue
         seen.add(id(owner))
         try:
+            if own_only and _installed(inspect.getsourcefile(owner)):
+                continue
             sources.append(inspect.getsource(owner))
         except (OSError, TypeError):
             unreadable = True
@@ -232,6 +236,16 @@ def code_sources(loader, depth: int = 3) -> tuple[list[str], bool]:
         if level < depth:
             todo += [(f, level + 1) for f in _called_functions(owner)]
     return sources, unreadable
+
+
+def _installed(filename: str | None) -> bool:
+    """Code of Python itself or of an installed package (site-packages, the interpreter's prefix)."""
+    import sysconfig
+    from pathlib import Path
+
+    roots = {sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")} | {sys.prefix, sys.base_prefix}
+    where = str(Path(filename).resolve()) if filename else ""
+    return not where or any(where.startswith(str(Path(r).resolve()) + "/") for r in roots)
 
 
 def _called_functions(owner) -> list:
@@ -249,5 +263,10 @@ def _called_functions(owner) -> list:
 
 
 def public_name(obj) -> str:
-    """numpy.random.Generator rather than numpy.random._generator.Generator."""
-    return f"{type(obj).__module__.split('._')[0]}.{type(obj).__qualname__}"
+    """numpy.random.Generator rather than numpy.random._generator.Generator; lmdb.Environment
+    rather than builtins.Environment (a C type that does not name its module)."""
+    module = type(obj).__module__.split("._")[0]
+    if module == "builtins":
+        module = next((name for name in CONNECTION_LIBRARIES if name in sys.modules
+                       and type(obj) in _library_types(sys.modules[name])), module)
+    return f"{module}.{type(obj).__qualname__}"
