@@ -1,0 +1,314 @@
+"""What a workshop attempt's DataLoaders really did, seen from inside PyTorch (not from the script's prints).
+
+The runner runs an attempt with a folder of the run's own first on PYTHONPATH; in it a
+`sitecustomize.py` calls `install(PATH)` in every interpreter of the run (spawned and
+forkserver workers too) before any of the attempt's code.  `install` waits for
+`torch.utils.data.dataloader` (and torchdata's StatefulDataLoader) to be imported, then wraps:
+
+- DataLoader.__init__: each loader as built (num_workers, batch_size, start method, persistent_workers,
+  prefetch_factor);
+- DataLoader.__iter__ and the iterators' __next__: batches and samples delivered per epoch per loader
+  in the training process, and the CPU time that process spent between two batches;
+- PyTorch's (and torchdata's) worker loop `_worker_loop`: only a real DataLoader worker runs it, and
+  there, every batch put on the data queue: how many, the worker's CPU time, its USS at the start and
+  as it goes.
+
+Each record is one JSON line written with os.write on a descriptor opened at install (O_APPEND: the
+processes of a run share the file).  `summary(PATH)` reads it back for the grade.  Nothing here may
+change what the attempt does: every failure of the hook is swallowed.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import time
+
+_FD: int | None = None
+_PATCHED: set[str] = set()
+_WATCHED = ("torch.utils.data.dataloader", "torchdata.stateful_dataloader.stateful_dataloader")
+USS_EVERY_S = 0.5
+
+
+def install(path: str) -> None:
+    global _FD
+    try:
+        _FD = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError:
+        return
+    sys.meta_path.insert(0, _AfterImport())
+
+
+def _write(record: dict) -> None:
+    if _FD is None:
+        return
+    try:
+        os.write(_FD, (json.dumps(record, separators=(",", ":")) + "\n").encode())
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+class _AfterImport:
+    """A meta path finder that finds nothing itself: it patches a watched module once loaded."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in _WATCHED or name in _PATCHED:
+            return None
+        _PATCHED.add(name)
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                spec.loader = _PatchingLoader(spec.loader)
+                return spec
+        return None
+
+
+class _PatchingLoader:
+    def __init__(self, loader):
+        self._loader = loader
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        try:
+            _patch(module)
+        except Exception:  # noqa: BLE001 - the hook never breaks the attempt
+            pass
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+def _patch(module) -> None:
+    if module.__name__ == "torch.utils.data.dataloader":
+        loader_class, iterator_class = module.DataLoader, module._BaseDataLoaderIter
+        from torch.utils.data._utils import worker as worker_module
+        module_with_loop = module._utils.worker
+    else:
+        loader_class, iterator_class = module.StatefulDataLoader, module._StatefulBaseDataLoaderIter
+        from torchdata.stateful_dataloader import worker as worker_module
+        module_with_loop = module
+    loop = _watched_loop(worker_module._worker_loop)
+    worker_module._worker_loop = loop
+    module_with_loop._worker_loop = loop
+    if "__init__" in loader_class.__dict__:
+        loader_class.__init__ = _watched_init(loader_class.__init__)
+    if "__iter__" in loader_class.__dict__:
+        loader_class.__iter__ = _watched_iter(loader_class.__iter__)
+    if "__next__" in iterator_class.__dict__:
+        iterator_class.__next__ = _watched_next(iterator_class.__next__)
+
+
+# ---------------------------------------------------------------- the training process
+
+_LOADERS = [0]
+
+
+def _watched_init(init):
+    @functools.wraps(init)
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        if getattr(self, "_clinic_lid", None) is not None:  # a subclass's __init__ calling ours
+            return
+        try:
+            _LOADERS[0] += 1
+            object.__setattr__(self, "_clinic_lid", _LOADERS[0])
+            object.__setattr__(self, "_clinic_epochs", 0)
+            context = self.multiprocessing_context
+            method = context.get_start_method() if context is not None else None
+            if method is None and self.num_workers > 0:
+                import multiprocessing
+                method = multiprocessing.get_start_method(allow_none=True) or \
+                    multiprocessing.get_context().get_start_method()
+            _write({"k": "loader", "pid": os.getpid(), "lid": _LOADERS[0], "workers": self.num_workers,
+                    "batch_size": self.batch_size, "start_method": method,
+                    "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
+                    "class": type(self).__name__})
+        except Exception:  # noqa: BLE001
+            pass
+    return __init__
+
+
+def _watched_iter(iterate):
+    @functools.wraps(iterate)
+    def __iter__(self):
+        iterator = iterate(self)
+        try:
+            epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
+            tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0), "epoch": epoch,
+                     "workers": self.num_workers, "batches": 0, "samples": 0, "main_cpu_s": 0.0, "wait_s": 0.0}
+            iterator._clinic_tally = tally
+            iterator._clinic_last = None
+            _write(tally)
+        except Exception:  # noqa: BLE001
+            pass
+        return iterator
+    return __iter__
+
+
+def _watched_next(step):
+    @functools.wraps(step)
+    def __next__(self):
+        tally = getattr(self, "_clinic_tally", None)
+        if tally is None:
+            return step(self)
+        if tally["pid"] != os.getpid():  # an iterator a forked process inherited: its own tally
+            tally = self._clinic_tally = dict(tally, pid=os.getpid(), batches=0, samples=0, main_cpu_s=0.0,
+                                              wait_s=0.0)
+            self._clinic_last = None
+        called, cpu = time.monotonic(), time.process_time()
+        batch = step(self)  # StopIteration and errors pass through untouched
+        try:
+            last = self._clinic_last
+            if last is not None:  # the training process's own work since the previous batch
+                tally["main_cpu_s"] += cpu - last
+            tally["wait_s"] += time.monotonic() - called
+            tally["batches"] += 1
+            tally["samples"] += _samples(batch)
+            self._clinic_last = time.process_time()
+            _write(tally)
+        except Exception:  # noqa: BLE001
+            pass
+        return batch
+    return __next__
+
+
+def _samples(batch) -> int:
+    """Samples in a batch: the first dimension of its first tensor or array, or its length."""
+    for _ in range(4):
+        shape = getattr(batch, "shape", None)
+        if shape is not None:
+            return int(shape[0]) if len(shape) else 1
+        if isinstance(batch, dict) and batch:
+            batch = next(iter(batch.values()))
+        elif isinstance(batch, (list, tuple)) and batch:
+            if not isinstance(batch[0], (list, tuple, dict)) and getattr(batch[0], "shape", None) is None:
+                return len(batch)
+            batch = batch[0]
+        else:
+            break
+    return 1
+
+
+# ---------------------------------------------------------------- a DataLoader worker
+
+def _uss_mb() -> float | None:
+    try:
+        with open("/proc/self/smaps_rollup") as smaps:
+            kib = sum(int(line.split()[1]) for line in smaps if line.startswith(("Private_Clean", "Private_Dirty")))
+        return round(kib / 1024, 2)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _CountingQueue:
+    """The worker's data queue, counting what the worker loop puts on it (a batch, or an error)."""
+
+    def __init__(self, queue, record, stateful: bool):
+        self._queue, self._record, self._stateful = queue, record, stateful
+        self._uss_at = time.monotonic()
+
+    def put(self, item, *args, **kwargs):
+        try:
+            payload = item[1] if isinstance(item, tuple) and len(item) == 2 else None
+            if self._stateful and isinstance(payload, tuple) and len(payload) == 3:
+                payload = payload[0]  # torchdata puts (data, worker_id, state)
+            kind = type(payload).__name__
+            if kind not in ("_IterableDatasetStopIteration", "_AckStartup", "_ResumeIteration", "NoneType"):
+                record = self._record
+                record["errors" if kind == "ExceptionWrapper" else "batches"] += 1
+                record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
+                now = time.monotonic()
+                if now - self._uss_at >= USS_EVERY_S:
+                    record["uss_end_mb"], self._uss_at = _uss_mb(), now
+                _write(record)
+        except Exception:  # noqa: BLE001
+            pass
+        return self._queue.put(item, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._queue, name)
+
+
+def _watched_loop(loop):
+    if getattr(loop, "_clinic_watched", False):
+        return loop
+    stateful = loop.__module__.startswith("torchdata")
+
+    @functools.wraps(loop)
+    def _worker_loop(*args, **kwargs):
+        record = {"k": "worker", "pid": os.getpid(), "ppid": os.getppid(), "batches": 0, "errors": 0,
+                  "cpu_at_start": time.process_time(), "cpu_s": 0.0, "uss_start_mb": _uss_mb()}
+        try:
+            args = list(args)
+            names = loop.__code__.co_varnames
+            record["worker_id"] = args[names.index("worker_id")] if len(args) > names.index("worker_id") \
+                else kwargs.get("worker_id")
+            if len(args) > 3:
+                args[3] = _CountingQueue(args[3], record, stateful)
+            elif "data_queue" in kwargs:
+                kwargs["data_queue"] = _CountingQueue(kwargs["data_queue"], record, stateful)
+            record["uss_end_mb"] = record["uss_start_mb"]
+            _write(record)
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            return loop(*args, **kwargs)
+        finally:
+            record["uss_end_mb"] = _uss_mb()
+            record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
+            record["ended"] = True
+            _write(record)
+    _worker_loop._clinic_watched = True
+    return _worker_loop
+
+
+# ---------------------------------------------------------------- reading it back (the runner)
+
+def summary(path) -> dict:
+    """What the hook recorded, the last record of each loader, epoch and worker, with totals."""
+    loaders, epochs, workers = {}, {}, {}
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        text = ""
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        kind = record.get("k")
+        if kind == "loader":
+            loaders[(record["pid"], record["lid"])] = record
+        elif kind == "epoch":
+            epochs[(record["pid"], record["lid"], record["epoch"])] = record
+        elif kind == "worker":
+            workers[record["pid"]] = record
+    workers_list = list(workers.values())
+    worker_cpu = sum(w.get("cpu_s", 0.0) for w in workers_list)
+    worker_batches = sum(w.get("batches", 0) for w in workers_list)
+    with_workers = [e for e in epochs.values() if e.get("workers", 0) > 0]
+    main_cpu = sum(e.get("main_cpu_s", 0.0) for e in with_workers)
+    return {
+        "loaders": list(loaders.values()),
+        "epochs": list(epochs.values()),
+        "workers": workers_list,
+        "real_workers": len(workers_list),
+        "worker_batches": worker_batches,
+        "worker_cpu_s": round(worker_cpu, 4),
+        "worker_ms_per_batch": round(1000 * worker_cpu / worker_batches, 3) if worker_batches else None,
+        "batches": sum(e.get("batches", 0) for e in epochs.values()),
+        "samples": sum(e.get("samples", 0) for e in epochs.values()),
+        "batches_from_workers": sum(e.get("batches", 0) for e in with_workers),
+        "main_cpu_between_batches_s": round(main_cpu, 4),
+        "worker_share": round(worker_cpu / (worker_cpu + main_cpu), 4) if worker_cpu + main_cpu > 0 else None,
+        "start_methods": sorted({l["start_method"] for l in loaders.values() if l.get("workers", 0) > 0
+                                 and l.get("start_method")}),
+    }
