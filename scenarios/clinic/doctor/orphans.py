@@ -1,9 +1,10 @@
 """`python -m scenarios doctor --orphans [--kill] [--json]`: DataLoader workers and fork servers
 whose training process is gone (scenario 20), still holding memory.
 
-A candidate is a DataLoader worker by its shape: torch's worker loop installs handlers for
-SIGTERM, SIGBUS, SIGSEGV and SIGFPE (torch/csrc/DataLoader.cpp), which a plain Python process
-does not have; a fork server by its command line.  It is an orphan when what started it is gone:
+A candidate is a DataLoader worker by its shape: torch's worker loop names the process
+`pt_data_worker` and installs handlers for SIGTERM, SIGBUS, SIGSEGV and SIGFPE
+(torch/csrc/DataLoader.cpp), which a plain Python process does not have; a fork server by its
+command line.  It is an orphan when what started it is gone:
 its parent is init, or a process that is no trainer (not Python with torch loaded: a subreaper
 such as a container's init or the runner's reaper), or a fork server that is itself an orphan.
 """
@@ -56,11 +57,19 @@ def _caught(pid: int) -> set[int]:
     return {n for n in range(1, 65) if mask & (1 << (n - 1))}
 
 
+def _comm(pid: int) -> str:
+    """The process's name: torch's worker loop names its worker `pt_data_worker` (worker.py)."""
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return ""
+
+
 def _kind(proc: psutil.Process) -> str | None:
     command = _command(proc)
     if FORK_SERVER in command and FORK_SERVER not in _command(proc.parent() or proc):
         return "fork server"
-    if set(WORKER_SIGNALS) <= _caught(proc.pid) and "torch" in _maps(proc.pid):
+    if _comm(proc.pid) == "pt_data_worker" or set(WORKER_SIGNALS) <= _caught(proc.pid) and "torch" in _maps(proc.pid):
         return "worker"
     return None
 
