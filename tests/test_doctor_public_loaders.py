@@ -78,7 +78,13 @@ def examined():
         running = [subprocess.Popen([sys.executable, "-c", EXAMINE_CODE, str(out), *chunk], cwd=REPO_ROOT,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
                    for out, chunk in zip(outs, CHUNKS)]
-        errors = [p.communicate(timeout=400)[1] for p in running]
+        try:
+            errors = [p.communicate(timeout=400)[1] for p in running]
+        finally:
+            for p in running:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
         results = {}
         for out, error in zip(outs, errors):
             assert out.exists(), error[-3000:]
