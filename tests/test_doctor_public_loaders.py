@@ -38,7 +38,7 @@ FAULTY = {
 }
 WELL_BUILT = ["detectron2_serialized_list", "fairseq_mmap_indexed", "webdataset_split_helper", "arrow_table",
               "coin_flip_augmentation", "h5py_lazy_open", "distributed_sampler_loop", "tokenizers_text",
-              "coco_detection_collate"]
+              "coco_detection_collate", "kinetics_prepare_pool"]
 # Two processes of about equal work; the heavier loaders first, the datasets stream last in its
 # process (importing datasets changes this process's multiprocessing settings).
 CHUNKS = [
@@ -46,7 +46,8 @@ CHUNKS = [
      "coin_flip_augmentation", "h5py_lazy_open", "tokenizers_text", "webdataset_split_helper",
      "hf_streamed_few_shards"],
     ["detectron2_serialized_list", "volume_memory_error", "sharded_stream_no_split", "coco_default_collate",
-     "pool_in_getitem", "fairseq_mmap_indexed", "arrow_table", "distributed_sampler_loop", "coco_detection_collate"],
+     "pool_in_getitem", "fairseq_mmap_indexed", "arrow_table", "distributed_sampler_loop", "coco_detection_collate",
+     "kinetics_prepare_pool"],
 ]
 
 EXAMINE_CODE = f"""
@@ -161,6 +162,14 @@ def test_stream_split_by_a_helper_function_is_not_a_duplicate_stream(examined):
 def test_library_code_is_not_read_as_a_pool_in_the_worker(examined):
     # datasets' classes make process pools for map(num_proc=…) in the main process: not the user's.
     assert risks(examined["hf_streamed_few_shards"]) == ["22"], examined["hf_streamed_few_shards"]["findings"]
+
+
+def test_a_pool_made_in_a_preparation_step_is_a_note_once_workers_read_batches(examined):
+    # Kinetics-style: the pool unpacks archives from __init__, in the main process; the probe's
+    # workers read every batch without the daemonic error.
+    result = examined["kinetics_prepare_pool"]
+    note = next(f for f in result["findings"] if f["scenario"] == "17")
+    assert note["level"] == "note" and "without that error" in note["evidence"]
 
 
 def test_a_pool_in_getitem_is_found_without_the_probe(capsys):

@@ -14,6 +14,7 @@ FIXES = {
 ERRORS = [(r"daemonic processes are not allowed to have children", "pool-in-worker")]
 # A process pool made in code the worker runs; a ThreadPool or ThreadPoolExecutor is fine there.
 PROCESS_POOL = re.compile(r"\b(?:multiprocessing\.|mp\.|ctx\.|context\.)?(?:Pool|ProcessPoolExecutor)\s*\(")
+READ_IN_SOURCE = "the code the workers run makes a process pool"
 found = finder(SCENARIO, FIXES)
 
 
@@ -31,7 +32,24 @@ def static(examined):
                    if "ThreadPool" not in s[max(0, m.start() - 6):m.end()]), None)
     if called and not findings:
         findings.append(found("risk", "pool-in-worker",
-                              f"the code the workers run makes a process pool ({called}(…)): inside a DataLoader "
+                              f"{READ_IN_SOURCE} ({called}(…)): inside a DataLoader "
                               "worker, a daemon process, that raises \"daemonic processes are not allowed to have "
                               "children\""))
     return findings
+
+
+def merge(findings, probe):
+    """A pool only read in the source, while the probe's workers delivered batches without the
+    daemonic error, becomes a note: the class's text also holds code that runs in the main
+    process (__init__ scanning files with a Pool, a download step).  The error, when the probe
+    meets it, stays a risk (the default rule joins it to the source's finding)."""
+    from scenarios.clinic.doctor.examine import merge_same
+
+    batches = len(probe.all("batch")) if probe is not None and probe.outcome == "completed" else 0
+    for finding in findings:
+        if batches and finding.check == "pool-in-worker" and finding.evidence.startswith(READ_IN_SOURCE):
+            finding.level = "note"
+            finding.evidence += (f"; yet the probe's workers delivered {batches} batch(es) without that error: the "
+                                 "pool is likely made in the main process only (__init__, a preparation step). "
+                                 "Check that no path of __getitem__ reaches it")
+    return merge_same(findings, probe)
