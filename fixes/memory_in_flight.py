@@ -40,16 +40,23 @@ container, /dev/shm pages are charged to the same memory limit as the processes,
     peak  ~  batches_in_flight x batch  +  num_workers x (worker_overhead + batch)
 
 `pin_memory=True` adds a pinned copy of the batch being handed over; it is not counted here.
+
+worker_overhead depends on the training process: a worker copies the pages of the parent's
+heap it touches, so a parent that built large Python structures before forking pays more per
+worker.  WORKER_OVERHEAD_MB is a fixed upper bound for a small parent; for a tighter bound,
+`measure_worker_overhead_mb(dataset)` starts one real worker and reads what it adds (Linux),
+and its figure goes to `plan_in_flight(..., worker_overhead_mb=...)`.
 """
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 
 import numpy as np
 import torch
-from torch.utils.data import IterableDataset, default_collate
+from torch.utils.data import DataLoader, IterableDataset, default_collate
 
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 MIB = 2**20
@@ -57,6 +64,54 @@ MIB = 2**20
 # touches), with torch 2.13 and Python 3.11 on Linux, rounded up so that the prediction
 # stays an upper bound (scenario 10's measure_grid.py measures it).
 WORKER_OVERHEAD_MB = 20
+
+
+def _anon_pss_bytes(pid) -> int:
+    """Anonymous memory of a process, pages shared with others divided among them: summed over
+    a parent and its forked workers, each page counts once (Linux >= 5.0)."""
+    with open(f"/proc/{pid}/smaps_rollup") as rollup:
+        return next(int(line.split()[1]) * 1024 for line in rollup if line.startswith("Pss_Anon:"))
+
+
+def _loader_anon_bytes() -> int:
+    """This process's anonymous memory and its children's (the loader's workers)."""
+    children = []
+    for task in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{task}/children") as listed:
+                children += listed.read().split()
+        except FileNotFoundError:  # a thread that ended meanwhile has no children to list
+            continue
+    total = _anon_pss_bytes("self")
+    for child in children:
+        try:
+            total += _anon_pss_bytes(child)
+        except (FileNotFoundError, ProcessLookupError, StopIteration):  # exited meanwhile
+            continue
+    return total
+
+
+def measure_worker_overhead_mb(dataset, collate_fn=None, multiprocessing_context=None,
+                               batches: int = 4, margin_mb: float = 5) -> float:
+    """What one forked worker adds to this process, in MiB: start a one-worker loader on
+    batches of one sample and read, after each batch, the anonymous memory of this process
+    and its workers over what this process had before.  The largest reading, rounded up to a
+    whole MiB, plus `margin_mb` for what one reading misses: readings of one setup differ by
+    about 1 MiB, and a loader with larger batches or deeper prefetch holds a little more (the
+    bench, scenarios/clinic/bench/in_flight.py, saw up to 3.7 MiB beyond the reading).  It
+    includes a batch of one sample and the loader's own structures, so it bounds the worker's
+    own part.
+    Linux only (reads /proc).  Call it where you will build the loader: what a worker copies
+    depends on this process's heap."""
+    if not os.path.exists("/proc/self/smaps_rollup"):
+        raise OSError("measure_worker_overhead_mb reads /proc (Linux only); "
+                      f"elsewhere use worker_overhead_mb={WORKER_OVERHEAD_MB}")
+    loader = DataLoader(dataset, batch_size=1, num_workers=1, prefetch_factor=1, collate_fn=collate_fn,
+                        sampler=range(min(batches, len(dataset))), multiprocessing_context=multiprocessing_context)
+    before, largest = _loader_anon_bytes(), 0
+    for _ in loader:  # the worker is alive while the loop runs: each reading includes it
+        largest = max(largest, _loader_anon_bytes() - before)
+    return float(math.ceil(largest / MIB) + margin_mb)
 
 
 class InFlightBudgetError(RuntimeError):

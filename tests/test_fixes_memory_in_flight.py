@@ -165,3 +165,21 @@ def test_plan_str_names_the_figures():
     assert str(budgeted) == ("in flight: 2 workers x prefetch_factor 3 + 2 = 8 batches of 6.00 MiB = 48.0 MiB "
                              "in /dev/shm (1000.0 MiB free), 100 MiB predicted with the workers' own "
                              "(budget 128 MiB); asked for 2 x 16 = 34 batches, 256 MiB predicted")
+
+
+class Hoarding(Crops):
+    """Each worker keeps 40 MiB of its own once it has read a sample (a cache, a decoder's buffers)."""
+
+    def __getitem__(self, index):
+        if not hasattr(self, "hoard"):
+            self.hoard = b"\x01" * (40 * MIB)  # written byte by byte: the pages are the worker's own
+        return super().__getitem__(index)
+
+
+def test_measured_worker_overhead_is_what_a_real_worker_adds():
+    plain = memory_in_flight.measure_worker_overhead_mb(Crops(), multiprocessing_context="fork")
+    hoarding = memory_in_flight.measure_worker_overhead_mb(Hoarding(), multiprocessing_context="fork")
+    # a forked torch worker copies some megabytes of the parent's heap; the reading adds a 5 MiB margin
+    assert 4 <= plain <= 100, plain
+    assert plain == int(plain)  # whole MiB, rounded up
+    assert hoarding - plain >= 38, (plain, hoarding)
