@@ -128,14 +128,6 @@ def test_well_built_public_loader_has_no_risk(examined, name):
     assert result["outcome"] == "completed" and result["survivors"] == 0
 
 
-def test_each_loader_is_examined_within_the_probe_limit(examined):
-    # The probe stops a loader at its limit; the build (twice: here and in the probe) and
-    # the torch import of the probe's process come on top, with the other process running.
-    slow = {name: round(r["seconds"], 1) for name, r in examined.items() if r["seconds"] > PROBE_LIMIT_S + 30}
-    assert not slow, slow
-    assert statistics.median(r["seconds"] for r in examined.values()) < PROBE_LIMIT_S
-
-
 # ---------------------------------------------------------------- the doctor's past mistakes
 
 
@@ -201,4 +193,4 @@ def test_a_build_over_the_limit_is_reported_at_the_limit():
     started = time.perf_counter()
     with pytest.raises(checkup.BadInput, match=r"slow_build.py:make_loader\(\) did not return a loader within 3 s"):
         checkup.load_loader(f"{PUBLIC}/slow_build.py:make_loader", limit_s=3)
-    assert time.perf_counter() - started < 4.5  # the loader itself sleeps 30 s
+    assert time.perf_counter() - started < 6  # at the limit, not after the loader's own 30 s

@@ -31,6 +31,18 @@ class Worker:
     cpu_s: list = dataclasses.field(default_factory=list)    # user + system seconds at each sample
     uss_mb: list = dataclasses.field(default_factory=list)   # private memory at each sample
     stack: str = ""
+    thread_ticks: list = dataclasses.field(default_factory=list)  # {tid: CPU clock ticks} at each sample
+
+    @property
+    def busy_threads(self) -> int:
+        """Threads that each used at least a quarter of the worker's CPU over the window (and two
+        clock ticks): one per worker is a worker on one thread; more, pools that compete."""
+        if len(self.thread_ticks) < 2:
+            return 0
+        first, last = self.thread_ticks[0], self.thread_ticks[-1]
+        used = {tid: last[tid] - first.get(tid, 0) for tid in last}
+        total = sum(used.values())
+        return sum(1 for ticks in used.values() if ticks >= 2 and ticks >= 0.25 * total)
 
     @property
     def cpu_share(self) -> float:
@@ -159,8 +171,21 @@ def _sample(workers: list, procs: dict) -> None:
             if memory:
                 worker.uss_mb.append(memory[0])
             worker.state, worker.threads = proc.status(), proc.num_threads()
+            worker.thread_ticks.append(_thread_ticks(worker.pid))
         except psutil.Error:
             worker.state = "dead"
+
+
+def _thread_ticks(pid: int) -> dict:
+    """Each thread's user + system CPU in clock ticks (/proc/PID/task/TID/stat, fields 14 and 15)."""
+    ticks = {}
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            ticks[int(stat.parent.name)] = int(fields[11]) + int(fields[12])
+        except (OSError, ValueError, IndexError):
+            continue
+    return ticks
 
 
 STACKS_BUDGET_S = 7.0   # py-spy reads after the window: with the default 6 s window, an answer within 15 s

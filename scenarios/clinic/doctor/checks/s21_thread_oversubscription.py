@@ -1,0 +1,64 @@
+"""21 · thread pools sized for the machine in every worker: more busy threads than cores.
+
+The running part counts busy threads (each used at least a quarter of its worker's CPU and two
+clock ticks over the window) and calls it a risk beyond 1.25 busy threads per usable core.  On
+scenario 21's fixed loader, about 20 runs never counted more than one busy thread per worker;
+its broken loader counted two per worker in every run.
+"""
+import sys
+
+from scenarios.clinic.doctor.findings import finder
+
+SCENARIO = "21"
+FIXES = {
+    "threads-per-worker": "worker_init_fn=limit_worker_threads from fixes/worker_threads.py: OpenCV, BLAS/OpenMP "
+                          "(threadpoolctl) and torch each get cores // workers threads in every worker (OpenCV 0, "
+                          "never 1, for one thread: cv2.setNumThreads(1) can hang in a forked worker)",
+}
+LIMITERS = ("setNumThreads", "threadpool_limits", "set_num_threads", "limit_worker_threads")
+found = finder(SCENARIO, FIXES)
+
+
+def _pools() -> dict:
+    """Threads each library's pool will start in a worker, as this process has them sized."""
+    pools = {}
+    cv2 = sys.modules.get("cv2")
+    if cv2 is not None:
+        pools["OpenCV"] = cv2.getNumThreads()
+    try:
+        from threadpoolctl import threadpool_info
+        for pool in threadpool_info():
+            pools[f"{pool['internal_api']} ({pool['user_api']})"] = pool["num_threads"]
+    except ImportError:
+        pass
+    return pools
+
+
+def static(examined):
+    import inspect
+
+    workers, cores, init = examined.workers, examined.setup.usable_cores, examined.loader.worker_init_fn
+    if not workers or workers * 2 <= cores:
+        return []
+    try:
+        limits = init is not None and any(name in inspect.getsource(init) for name in LIMITERS)
+    except (OSError, TypeError):
+        limits = init is not None
+    big = {name: n for name, n in _pools().items() if n > 1 and "torch" not in name}
+    if limits or not big:
+        return []
+    return [found("note", "threads-per-worker",
+                  f"{workers} workers on {cores} usable cores, and each worker's "
+                  + ", ".join(f"{name} pool starts {n} threads" for name, n in list(big.items())[:3])
+                  + ": if __getitem__ uses them (an OpenCV resize, a numpy matrix product) they compete for the "
+                  "cores, spinning while they wait; no worker_init_fn limits them")]
+
+
+def running(job):
+    busy = sum(w.busy_threads for w in job.workers)
+    if not job.workers or busy <= 1.25 * job.cores:
+        return []
+    return [found("risk", "threads-per-worker",
+                  f"{busy} busy threads in {len(job.workers)} workers on {job.cores} usable cores over "
+                  f"{job.seconds:.1f} s ({', '.join(str(w.busy_threads) for w in job.workers)} per worker): their "
+                  "libraries' pools compete for the cores")]
