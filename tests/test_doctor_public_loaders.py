@@ -6,7 +6,6 @@ The loaders are examined with the probe, in two doctor processes side by side (o
 each), as tests/test_checkup.py's `probed` fixture does; a static check's own case runs without one.
 """
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
