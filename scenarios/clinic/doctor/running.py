@@ -197,6 +197,8 @@ def read_job(pid: int, seconds: float = 6.0, stacks: bool = True) -> Job:
     from scenarios.clinic.run.supervise import stack_of
 
     trainer = psutil.Process(trainer_of(pid))
+    if trainer.status() == psutil.STATUS_ZOMBIE:  # ended, not yet reaped by its parent
+        raise psutil.NoSuchProcess(pid)
     found, helpers = workers_of(trainer)
     procs = {p.pid: p for p in found}
     workers = [Worker(p.pid, "?", 0) for p in found]
