@@ -28,7 +28,7 @@ help:
 	@echo "  make diff-NN       show the fix: diff -u broken.py fixed.py"
 	@echo "  make test          the whole test suite (scenarios, runner, fixes, notebooks)"
 	@echo "  make notebooks     re-execute the walkthroughs in notebooks/ in place"
-	@echo "  make figures       run every variant once; rewrite each README's Measured block and the notebooks from it"
+	@echo "  make figures       run every variant once; rewrite each README's Measured block and the notebooks from it, the Benchmarks block from the stored bench run"
 	@echo "  make workshop      every scenario in order, then a summary table (demo mode)"
 	@echo "  make practice-NN   exercise NN: copy broken.py to workshop/ (never over your attempt)"
 	@echo "  make check-NN      grade your workshop/NN_*.py (FILE=path to grade another file)"
