@@ -16,8 +16,11 @@ import pytest
 
 from conftest import REPO_ROOT, run_scenario_json
 from scenarios.clinic import workshop
+from scenarios.clinic.workshop import grading
 from scenarios.clinic.run.declarations import discover
+from scenarios.clinic.run.judge import breaches as judge_breaches, script_metrics
 from scenarios.clinic.run.runner import _recorded
+from scenarios.clinic.workshop.rules import OBSERVE_KEYS
 
 SCENARIOS = discover()
 NUMBERS = list(SCENARIOS)
@@ -73,6 +76,7 @@ def test_every_scenario_declares_its_exercise(number):
     broken = workshop.module_constants(__import__("ast").parse(source(number, "broken")))
     assert set(exercise.get("allowed", [])) <= set(broken)
     assert set(exercise.get("ignore", [])) <= set(scenario.variants["fixed"].get("metrics", {}))
+    assert set(exercise.get("observe", {})) <= set(OBSERVE_KEYS)
     # What grading keeps, fixed.py keeps: our own fix passes the static checks.
     assert workshop.static_problems(scenario, source(number, "fixed"), source(number, "broken")) == []
 
@@ -88,10 +92,89 @@ def test_broken_as_an_attempt_does_not_pass(number):
     grade = graded(number, "broken")
     assert grade.state == workshop.NOT_YET
     # The first sentence says what the run did against what fixed needs.
-    assert re.search(r"(ended with an error|a hang|killed by|worker process).*", grade.problems[0])
+    assert re.search(r"(ended with an error|a hang|killed by|worker process|output has no line like).*", grade.problems[0])
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_fixed_run_as_an_attempt_passes_on_what_the_hook_saw(number):
+    # A real run of fixed.py as an attempt: the hook in its interpreters sees the DataLoaders'
+    # workers and batches, and the exercise's `observe` declaration accepts them.
+    grade = workshop.check(number, SCENARIOS[number].script("fixed"), record=False)
+    assert grade.state == workshop.PASSED, grade.problems
+    seen, wanted = grade.result["observed"], workshop.exercise_of(SCENARIOS[number]).get("observe", {})
+    assert seen["real_workers"] >= wanted.get("workers", 1) >= 1
+    assert seen["batches"] >= wanted.get("batches", 0)
+
+
+# ------------------------------------------------------------ the figures a script prints
+
+@pytest.mark.parametrize("value", [0, 3, -7, 0.0, -0.0, 2.5e-08, 1.0, 123456.789, 1e300, 1e-300,
+                                   float("inf"), float("-inf")])
+@pytest.mark.parametrize("form", ["{}", "{!r}", "{:g}", "{:.2e}", "{:.2E}", "{:e}", "{:.4f}", "{:.0f}", "{:.3g}",
+                                  "{:+.1e}", "{:_}"])
+def test_a_metric_line_takes_every_number_python_prints(value, form):
+    if form == "{:_}" and isinstance(value, float):
+        form = "{}"  # `_` groups the digits of an int (1_000); a float's fraction takes none
+    text = form.format(value)
+    assert script_metrics([f"metric figure={text}"]) == {"figure": float(text.replace("_", ""))}
+
+
+def test_a_metric_line_reads_nan_and_grouped_digits_and_nothing_else():
+    assert script_metrics(["metric a=nan", "metric b=1_000", "metric c=5.", "metric d=.5"])["b"] == 1000
+    got = script_metrics(["metric a=nan"])["a"]
+    assert got != got
+    for bad in ["-", ".", "e5", "1.2.3", "1_", "1e", "nan1", "12 MB", "0x10", ""]:
+        assert script_metrics([f"metric bad={bad}"]) == {}, bad
+
+
+def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
+    # Scenario 16's figures printed with :.2e (e+00 as well as e-08) are measured, not "never reported".
+    spec = {"expect": "completed", "metrics": {"masked_output_error": {"max": 1e-5},
+                                               "unmasked_output_error": {"min": 0.01}}}
+    lines = [f"metric masked_output_error={3.2e-08:.2e}", f"metric unmasked_output_error={1.5:.2e}"]
+    result = {"outcome": "completed", "evidence": "", "metrics": script_metrics(lines)}
+    assert judge_breaches(spec, result) == []
+    result["metrics"]["masked_output_error"] = float("nan")
+    assert judge_breaches(spec, result) == ["masked_output_error=nan, not a figure"]
 
 
 # ------------------------------------------------------------ the easy ways out
+
+# One attempt per kind of shortcut attendees found (tests/workshop_attempts/shortcut_*.py): each
+# runs, and what the hook saw inside PyTorch rejects it, with one sentence saying what it saw.
+@pytest.mark.parametrize("file, number, said", [
+    # (1) no DataLoader workers, two children that only sleep below the script
+    ("shortcut_05_sleeping_children.py", "05",
+     r"the runner saw 0 processes run PyTorch's DataLoader worker loop; the exercise needs at least 2 "
+     r"\(other processes below the script do not count\)"),
+    # (2) hollow workers: they return indices, the training process reads the records
+    ("shortcut_03_hollow_workers.py", "03", r"the workers did \d+% of the loading CPU time and the training "
+     r"process the rest between batches \([\d.]+ s\); the exercise needs the workers to do at least 60%"),
+    # (3) a smaller run by another door: main(max_steps=4), and fork where spawn is the lesson
+    ("shortcut_03_max_steps.py", "03", "the training process received 5 batches from its DataLoaders; "
+     "the fixed run's workload is at least 782: run the whole workload"),
+    ("shortcut_13_only_worker_0.py", "13",
+     r"3 of the 4 DataLoader workers \(ids 1, 2, 3\) produced no batch: every worker must do its share"),
+    ("shortcut_09_fork.py", "09", "the DataLoader started its workers with fork; the exercise needs spawn or forkserver"),
+    # (4) forged evidence: a class of its own prints the passing figures, e+00 and e-08 included
+    ("shortcut_16_made_up_figures.py", "16",
+     "it reported batches_trained=16, but the training process received 0 batches from its DataLoaders"),
+])
+def test_a_shortcut_is_rejected_on_what_the_hook_saw(file, number, said):
+    grade = workshop.check(number, ATTEMPTS / file, record=False)
+    assert grade.state == workshop.NOT_YET and grade.result is not None
+    assert any(re.match(said, problem) for problem in grade.problems), grade.problems
+    assert "Traceback" not in "\n".join(grade.problems)
+
+
+ALTERNATIVES = sorted(path.name for path in ATTEMPTS.glob("[0-9][0-9]_*.py"))
+
+
+@pytest.mark.parametrize("file", ALTERNATIVES)
+def test_a_correct_fix_that_is_not_ours_passes(file):
+    grade = workshop.check(file[:2], ATTEMPTS / file, record=False)
+    assert grade.state == workshop.PASSED, grade.problems
+    assert grade.result["observed"]["real_workers"] >= 1
 
 def test_a_smaller_workload_fails_without_a_run(tmp_path):
     attempt = source("03", "broken").replace("IMAGES = 200_000", "IMAGES = 100")
@@ -254,7 +337,7 @@ def test_status_reads_attempts_and_the_last_grade(tmp_path):
 # ------------------------------------------------------------ cannot run here: status 3
 
 def test_a_machine_without_what_the_scenario_needs_is_status_3(monkeypatch, tmp_path):
-    monkeypatch.setattr(workshop, "missing_needs", lambda scenario: "needs the 'fork' start method")
+    monkeypatch.setattr(grading, "missing_needs", lambda scenario: "needs the 'fork' start method")
     with pytest.raises(workshop.CannotRunHere, match="scenario 05 cannot run here: needs the 'fork'"):
         workshop.check("05", SCENARIOS["05"].script("fixed"))
 

@@ -6,7 +6,11 @@ import re
 from scenarios.host import EXIT_CANNOT_RUN
 
 OUTCOMES = ("completed", "error", "hang", "signal", "cannot-run")
-METRIC_LINE = re.compile(r"^metric (\w+)=(-?[0-9.]+(?:e-?\d+)?)\s*$")
+# VALUE: any way Python prints a number (3, -0.0, .5, 5., 1.5e-08, 2.00e+00, 1E5, inf, -inf,
+# nan) and the digit groups Python reads back (1_000).
+_DIGITS = r"\d+(?:_\d+)*"
+_NUMBER = rf"[-+]?(?:(?:{_DIGITS})?\.?{_DIGITS}(?:[eE][-+]?{_DIGITS})?|{_DIGITS}\.|inf|infinity|nan)"
+METRIC_LINE = re.compile(rf"^metric (\w+)=({_NUMBER})\s*$", re.IGNORECASE)
 # faulthandler.dump_traceback_later() prints this when a script's own watchdog fires.
 WATCHDOG_LINE = re.compile(r"^Timeout \(\d+:\d\d:\d\d\)!")
 ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception|Interrupt|Exit)\b.*")
@@ -60,6 +64,8 @@ def breaches(spec: dict, result: dict) -> list[str]:
         value = result["metrics"].get(name)
         if value is None:
             found.append(f"{name} was not measured")
+        elif value != value:  # nan meets no bound
+            found.append(f"{name}=nan, not a figure")
         elif "min" in bounds and value < bounds["min"]:
             found.append(f"{name}={value:g} < {bounds['min']:g}")
         elif "max" in bounds and value > bounds["max"]:

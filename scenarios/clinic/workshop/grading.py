@@ -37,6 +37,56 @@ def _sentence(breach: str, spec: dict, result: dict) -> str:
     return breach
 
 
+def _n(count: float, thing: str) -> str:
+    return f"{count:g} {thing}{'' if count == 1 else 'es' if thing.endswith(('ch', 'ss')) else 's'}"
+
+
+def observation_problems(wanted: dict, seen: dict, reported: dict | None = None) -> list[str]:
+    """The exercise's `observe` table against what the hook saw inside PyTorch (observe.py), and
+    the figures the script reported against it (`agree`: a printed count may not exceed the seen one)."""
+    problems = []
+    for name, key in wanted.get("agree", {}).items():
+        value = (reported or {}).get(name)
+        if value is not None and seen.get(key) is not None and not value <= seen[key]:
+            problems.append(f"it reported {name}={value:g}, but the training process received "
+                            f"{seen[key]:g} {key} from its DataLoaders: the printed figure contradicts what they did")
+    real = seen.get("real_workers", 0)
+    if real < wanted.get("workers", 1):
+        problems.append(f"the runner saw {_n(real, 'process')} run PyTorch's DataLoader worker loop; the exercise "
+                        f"needs at least {wanted.get('workers', 1)} (other processes below the script do not count)")
+        return problems  # what follows is about workers there were not
+    batches = seen.get("batches", 0)
+    if batches < wanted.get("batches", 0):
+        problems.append(f"the training process received {_n(batches, 'batch')} from its DataLoaders; the "
+                        f"fixed run's workload is at least {wanted['batches']}: run the whole workload")
+    made = seen.get("worker_batches", 0)
+    if made < wanted.get("worker_batches", 1):
+        problems.append(f"the DataLoader workers produced {_n(made, 'batch')}; the exercise needs at least "
+                        f"{wanted.get('worker_batches', 1)} from them")
+    idle = [w for w in seen.get("workers", []) if w.get("batches", 0) < wanted.get("every_worker_batches", 0)]
+    if idle:
+        least = wanted["every_worker_batches"]
+        ids = ", ".join(sorted(str(w.get("worker_id")) for w in idle))
+        problems.append(f"{len(idle)} of the {real} DataLoader workers (ids {ids}) produced "
+                        f"{'no batch' if least == 1 else f'fewer than {least} batches'}: every worker must do its share")
+    per_batch = seen.get("worker_ms_per_batch")
+    if per_batch is not None and per_batch < wanted.get("worker_ms_per_batch", 0):
+        problems.append(f"the DataLoader workers spent {per_batch:.3g} ms of CPU per batch, under the "
+                        f"{wanted['worker_ms_per_batch']:g} ms a batch costs at least when they do the loading: "
+                        "the work is done somewhere else than in the workers")
+    share = seen.get("worker_share")
+    if share is not None and share < wanted.get("worker_share", 0):
+        problems.append(f"the workers did {share:.0%} of the loading CPU time and the training process the rest "
+                        f"between batches ({seen.get('main_cpu_between_batches_s', 0):.2f} s); the exercise needs "
+                        f"the workers to do at least {wanted['worker_share']:.0%}")
+    methods = set(seen.get("start_methods", []))
+    allowed = wanted.get("start_methods")
+    if allowed and methods - set(allowed):
+        problems.append(f"the DataLoader started its workers with {', '.join(sorted(methods - set(allowed)))}; "
+                        f"the exercise needs {' or '.join(allowed)}")
+    return problems
+
+
 def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_source: str,
           file: str = "") -> Grade:
     """Judge one recorded run of an attempt (no run here): static checks, the runner's own
@@ -48,6 +98,8 @@ def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_s
     seen = {"outcome": result["outcome"], "seconds": result["seconds"],
             "worker_processes": result.get("worker_processes_seen"),
             "evidence": result.get("evidence", "")}
+    if result.get("observed") is not None:
+        seen["dataloader_workers"] = result["observed"].get("real_workers")
     if result["outcome"] == "cannot-run":
         return Grade(scenario.number, file, CANNOT_RUN, [f"this machine cannot run it: {seen['evidence']}"],
                      seen, result)
@@ -69,6 +121,8 @@ def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_s
         problems.append(f"the runner saw {workers} worker process{'es' if workers != 1 else ''} below "
                         f"the script; the exercise needs at least {wanted}: it is about DataLoader workers, "
                         "and fewer of them (num_workers=0, say) hides a failure instead of fixing it")
+    if result.get("observed") is not None:  # an attempt's run: what its DataLoaders did
+        problems += observation_problems(exercise.get("observe", {}), result["observed"], result.get("metrics"))
     reported: dict[str, list[float]] = {}
     for match in filter(None, map(judge.METRIC_LINE.match, lines)):
         reported.setdefault(match.group(1), []).append(float(match.group(2)))
@@ -123,6 +177,8 @@ def grade_text(graded: Grade) -> str:
         workers = seen.get("worker_processes")
         ran = (f"ran {seen['seconds']:g} s, outcome {seen['outcome']}, "
                f"{workers if workers is not None else '?'} worker processes seen by the runner")
+        if seen.get("dataloader_workers") is not None:
+            ran += f", {seen['dataloader_workers']} of them ran PyTorch's worker loop"
     head = {PASSED: "✔ passed", NOT_YET: "✘ not yet", CANNOT_RUN: "– cannot run here"}[graded.state]
     lines = [f"{head}: exercise {graded.scenario} · {graded.file} · {ran}"]
     if seen.get("evidence") and graded.state != CANNOT_RUN:

@@ -21,6 +21,23 @@ the `[exercise]` table of its scenario.toml:
     keep = ["check_epoch(corpus, consumed, skipped)"]  # statements kept as broken.py has them
     ignore = ["predicted_peak_mb"]  # figures of `fixed` that only our own fix reports
     metrics = { sampled_worker_uss_growth_mb = { max = 40 } }  # runner-measured, on top of fixed's
+    observe = { workers = 2, batches = 128, worker_share = 0.5 }  # what the DataLoaders must do
+
+`observe` is judged on what the runner's hook (scenarios/clinic/run/observe.py) recorded inside
+PyTorch while the attempt ran, never on the attempt's prints (every key a minimum):
+
+    workers               processes that ran PyTorch's DataLoader worker loop (default 1); other
+                          processes below the script do not count
+    batches               batches the training process received from all its DataLoaders, every
+                          epoch: the whole workload, not a shorter run through another door
+    worker_batches        batches the workers produced (default 1)
+    every_worker_batches  batches each worker produced: no worker left idle
+    worker_ms_per_batch   the workers' CPU milliseconds per batch
+    worker_share          workers' CPU / (workers' CPU + the training process's CPU between batches):
+                          the loading is done in the workers, not handed back hollow
+    start_methods         the start methods a loader with workers may use (a list)
+    agree                 { printed_figure = "batches" or "samples" }: a count the script prints may
+                          not exceed what the hook saw delivered (the prints are a second signal)
 
 What every exercise keeps without declaring it: broken.py's UPPER_CASE constants (the
 workload and its budgets), each statement that prints a `metric` line, and each `if …:`
@@ -45,6 +62,8 @@ from scenarios.host import EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK
 WORKSHOP_DIR = Path(os.environ.get("CLINIC_WORKSHOP_DIR") or REPO_ROOT / "workshop")
 PROGRESS_FILE = ".progress.json"  # hints shown and the last grade, per exercise
 CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
+OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", "worker_ms_per_batch",
+                "worker_share", "start_methods", "agree")
 METRIC_TEXT = re.compile(r"metric (\w+|\{\})=")
 PASSED, NOT_YET, CANNOT_RUN = "passed", "not yet", "cannot run here"
 
