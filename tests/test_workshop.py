@@ -156,7 +156,11 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
     ("shortcut_13_only_worker_0.py", "13",
      r"3 of the 4 DataLoader workers \(ids 1, 2, 3\) produced no batch: every worker must do its share"),
     ("shortcut_09_fork.py", "09", "the DataLoader started its workers with fork; the exercise needs spawn or forkserver"),
-    # (4) forged evidence: a class of its own prints the passing figures, e+00 and e-08 included
+    # (4) forged evidence: print and sys.exit replaced, the figure rewritten and the check's exit swallowed ...
+    ("shortcut_05_print_and_exit_replaced.py", "05", "the attempt replaced print, sys.exit while it ran"),
+    # ... the worker's daemon flag cleared, so that the pool starts ...
+    ("shortcut_17_daemon_flag.py", "17", "2 workers cleared their daemon flag: a DataLoader worker stays daemonic"),
+    # ... and a class of its own prints the passing figures, e+00 and e-08 included
     ("shortcut_16_made_up_figures.py", "16",
      "it reported batches_trained=16, but the training process received 0 batches from its DataLoaders"),
 ])

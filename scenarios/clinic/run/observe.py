@@ -19,6 +19,7 @@ change what the attempt does: every failure of the hook is swallowed.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
@@ -38,6 +39,31 @@ def install(path: str) -> None:
     except OSError:
         return
     sys.meta_path.insert(0, _AfterImport())
+    _ORIGINALS.update(_grading_functions())
+    atexit.register(_note_replaced, os.getpid())
+
+
+# What the grade reads besides the hook is the script's output and exit status: a script that
+# replaces the functions that make them is noted when its interpreter exits.
+_ORIGINALS: dict = {}
+
+
+def _grading_functions() -> dict:
+    import builtins
+    return {"print": builtins.print, "sys.exit": sys.exit, "exit": getattr(builtins, "exit", None),
+            "sys.stdout.write": getattr(sys.stdout, "write", None), "sys.stdout": sys.stdout}
+
+
+def _note_replaced(pid: int) -> None:
+    if os.getpid() != pid:  # a forked child that ran the parent's exit handlers
+        return
+    try:
+        now = _grading_functions()
+        replaced = [name for name, original in _ORIGINALS.items() if now.get(name) != original]
+        if replaced:
+            _write({"k": "replaced", "pid": pid, "names": replaced})
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def _write(record: dict) -> None:
@@ -223,6 +249,7 @@ class _CountingQueue:
                 record = self._record
                 record["errors" if kind == "ExceptionWrapper" else "batches"] += 1
                 record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
+                record["daemon"] = _daemonic()
                 now = time.monotonic()
                 if now - self._uss_at >= USS_EVERY_S:
                     record["uss_end_mb"], self._uss_at = _uss_mb(), now
@@ -233,6 +260,16 @@ class _CountingQueue:
 
     def __getattr__(self, name):
         return getattr(self._queue, name)
+
+
+def _daemonic() -> bool | None:
+    """Whether this worker is still daemonic, as multiprocessing decides it (a daemonic process may
+    start no children); a worker that clears its own flag to start a pool shows here."""
+    try:
+        import multiprocessing
+        return bool(multiprocessing.current_process()._config.get("daemon"))
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def _watched_loop(loop):
@@ -263,6 +300,7 @@ def _watched_loop(loop):
             record["uss_end_mb"] = _uss_mb()
             record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
             record["ended"] = True
+            record["daemon"] = _daemonic()
             _write(record)
     _worker_loop._clinic_watched = True
     return _worker_loop
@@ -272,7 +310,7 @@ def _watched_loop(loop):
 
 def summary(path) -> dict:
     """What the hook recorded, the last record of each loader, epoch and worker, with totals."""
-    loaders, epochs, workers = {}, {}, {}
+    loaders, epochs, workers, replaced = {}, {}, {}, set()
     try:
         text = open(path, errors="replace").read()
     except OSError:
@@ -291,6 +329,8 @@ def summary(path) -> dict:
             epochs[(record["pid"], record["lid"], record["epoch"])] = record
         elif kind == "worker":
             workers[record["pid"]] = record
+        elif kind == "replaced":
+            replaced.update(record.get("names", []))
     workers_list = list(workers.values())
     worker_cpu = sum(w.get("cpu_s", 0.0) for w in workers_list)
     worker_batches = sum(w.get("batches", 0) for w in workers_list)
@@ -309,6 +349,8 @@ def summary(path) -> dict:
         "batches_from_workers": sum(e.get("batches", 0) for e in with_workers),
         "main_cpu_between_batches_s": round(main_cpu, 4),
         "worker_share": round(worker_cpu / (worker_cpu + main_cpu), 4) if worker_cpu + main_cpu > 0 else None,
+        "replaced": sorted(replaced),
+        "undaemonic_workers": sum(1 for w in workers_list if w.get("daemon") is False),
         "start_methods": sorted({l["start_method"] for l in loaders.values() if l.get("workers", 0) > 0
                                  and l.get("start_method")}),
     }

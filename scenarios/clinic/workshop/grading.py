@@ -45,6 +45,9 @@ def observation_problems(wanted: dict, seen: dict, reported: dict | None = None)
     """The exercise's `observe` table against what the hook saw inside PyTorch (observe.py), and
     the figures the script reported against it (`agree`: a printed count may not exceed the seen one)."""
     problems = []
+    if seen.get("replaced"):
+        problems.append(f"the attempt replaced {', '.join(seen['replaced'])} while it ran: the grade reads the "
+                        "script's own output and exit status, so these stay Python's")
     for name, key in wanted.get("agree", {}).items():
         value = (reported or {}).get(name)
         if value is not None and seen.get(key) is not None and not value <= seen[key]:
@@ -79,6 +82,10 @@ def observation_problems(wanted: dict, seen: dict, reported: dict | None = None)
         problems.append(f"the workers did {share:.0%} of the loading CPU time and the training process the rest "
                         f"between batches ({seen.get('main_cpu_between_batches_s', 0):.2f} s); the exercise needs "
                         f"the workers to do at least {wanted['worker_share']:.0%}")
+    cleared = seen.get("undaemonic_workers", 0)
+    if wanted.get("daemonic") and cleared:
+        problems.append(f"{_n(cleared, 'worker')} cleared {'its' if cleared == 1 else 'their'} daemon flag: a DataLoader "
+                        "worker stays daemonic (it may start no processes), and the exercise keeps it so")
     methods = set(seen.get("start_methods", []))
     allowed = wanted.get("start_methods")
     if allowed and methods - set(allowed):

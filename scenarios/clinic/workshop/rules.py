@@ -36,6 +36,7 @@ PyTorch while the attempt ran, never on the attempt's prints (every key a minimu
     worker_share          workers' CPU / (workers' CPU + the training process's CPU between batches):
                           the loading is done in the workers, not handed back hollow
     start_methods         the start methods a loader with workers may use (a list)
+    daemonic              true: every worker is still daemonic at its last batch (17)
     agree                 { printed_figure = "batches" or "samples" }: a count the script prints may
                           not exceed what the hook saw delivered (the prints are a second signal)
 
@@ -63,7 +64,7 @@ WORKSHOP_DIR = Path(os.environ.get("CLINIC_WORKSHOP_DIR") or REPO_ROOT / "worksh
 PROGRESS_FILE = ".progress.json"  # hints shown and the last grade, per exercise
 CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
 OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", "worker_ms_per_batch",
-                "worker_share", "start_methods", "agree")
+                "worker_share", "start_methods", "agree", "daemonic")
 METRIC_TEXT = re.compile(r"metric (\w+|\{\})=")
 PASSED, NOT_YET, CANNOT_RUN = "passed", "not yet", "cannot run here"
 
