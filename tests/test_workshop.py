@@ -150,6 +150,8 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
     # (2) hollow workers: they return indices, the training process reads the records
     ("shortcut_03_hollow_workers.py", "03", r"the workers did \d+% of the loading CPU time and the training "
      r"process the rest between batches \([\d.]+ s\); the exercise needs the workers to do at least 60%"),
+    ("shortcut_12_hollow_workers.py", "12", r"the workers did \d+% of the loading CPU time and the training "
+     r"process the rest between batches \([\d.]+ s\); the exercise needs the workers to do at least 90%"),
     # (3) a smaller run by another door: main(max_steps=4), and fork where spawn is the lesson
     ("shortcut_03_max_steps.py", "03", "the training process received 5 batches from its DataLoaders; "
      "the fixed run's workload is at least 782: run the whole workload"),
