@@ -23,7 +23,10 @@ COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 # Where a traceback shows that the DataLoader was involved: its source, its workers, its messages.
 THROUGH_DATALOADER = re.compile(r"torch[/\\]utils[/\\]data[/\\]|DataLoader|_worker_loop|in DataLoader worker process"
                                 r"|dataloader worker")
-START = re.compile(r"^Traceback \(most recent call last\):|^(?:\S+Error|\S+Exception|Exception)\b.*:|"
+# A pasted traceback often starts at a frame, its header cut off: a `File "…", line N, in f` starts one
+# too (a traceback's frame; faulthandler's "line N in f" has no comma and stays out).
+START = re.compile(r"^Traceback \(most recent call last\):|^\s*File \".*\", line \d+, in |"
+                   r"^(?:\S+Error|\S+Exception|Exception)\b.*:|"
                    r"^(?:ERROR|Error|RuntimeError)\b|DataLoader worker|huggingface/tokenizers|Too many dataloader workers")
 
 
@@ -72,10 +75,11 @@ def explain_text(text: str) -> list[Finding]:
     table, lines = error_table(), unwrap(text)
     findings, seen = [], set()
     for pattern, check, name in log_texts():
-        line = next((line.strip() for line in lines if re.search(pattern, line)), None)
-        if line and (check.SCENARIO, name) not in seen:
+        # From the warning's first word: a progress bar redrawn on the same line is no evidence.
+        match = next((m for m in (re.search(pattern, line) for line in lines) if m), None)
+        if match and (check.SCENARIO, name) not in seen:
             seen.add((check.SCENARIO, name))
-            findings.append(_finding(check, name, line[:300]))
+            findings.append(_finding(check, name, match.string[match.start():].strip()[:300]))
     for block in blocks(lines):
         joined = "\n".join(block)
         if not THROUGH_DATALOADER.search(joined):

@@ -10,6 +10,9 @@ FIXES = {
                      "the free /dev/shm), or a larger /dev/shm (docker run --shm-size=…)",
 }
 ERRORS = [(r"unable to allocate shared memory|No space left on device|Bus error", "shm-in-flight")]
+# torch/csrc/DataLoader.cpp: a worker's own SIGBUS handler, printed even when no traceback is pasted.
+LOG_TEXTS = [(r"ERROR: Unexpected bus error encountered in worker\. This might be caused by insufficient shared memory",
+              "shm-in-flight")]
 found = finder(SCENARIO, FIXES)
 
 

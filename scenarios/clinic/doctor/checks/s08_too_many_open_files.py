@@ -8,7 +8,8 @@ FIXES = {
     "shm-leak": "keep the default file_descriptor strategy and raise `ulimit -n`, or copy kept batches "
                 "(fixes/open_files.py: copy_out_of_shared_memory); remove torch_* files of dead jobs",
 }
-ERRORS = [(r"Too many open files", "descriptor-budget")]
+# "received 0 items of ancdata": the same limit as torch < 1.5 reported it (pytorch/pytorch#973, #34768).
+ERRORS = [(r"Too many open files|received 0 items of ancdata", "descriptor-budget")]
 found = finder(SCENARIO, FIXES)
 
 
