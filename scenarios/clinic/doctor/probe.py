@@ -49,6 +49,10 @@ def _event(line: str, result: ProbeResult) -> dict | None:
             event = None
         if event:
             result.events.append(event)
+            # Here, not in the watch: a probe that dies within one poll (a segfault in the
+            # compare stage) has its last stage read only after it is gone.
+            if event["event"] == "stage":
+                result.stage = event["stage"]
             if line[:at].strip(" \0"):
                 result.output.append(line[:at])
             return event
@@ -78,8 +82,6 @@ class _Watch:
                 self.last_event = time.monotonic()
                 if event["event"] == "loaded":
                     self.loaded_at = self.last_event
-                elif event["event"] == "stage":
-                    result.stage = event["stage"]
         now = time.monotonic()
         if self.loaded_at is None and now - self.started > self.build_allowance:
             result.stall_s, result.stage = now - self.started, "build"
