@@ -1,0 +1,53 @@
+"""Opens the file lazily in __getitem__ instead of in __init__. Right idea, with a slip: the
+num_workers=0 pass opens it in the main process first, so the forked workers inherit that handle.
+"""
+import sys
+import tempfile
+from pathlib import Path
+
+import h5py
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from _hdf5_file import SAMPLES, write_samples
+
+
+def open_hdf5(path):
+    # h5py reads the file with this object's seek() and read(), its "fileobj" driver.
+    return h5py.File(open(path, "rb"), "r")
+
+
+class HDF5Images(Dataset):
+    def __init__(self, path):
+        self.path, self.file = path, None  # opened on first use, in the worker
+
+    def __len__(self):
+        return SAMPLES
+
+    def __getitem__(self, index):
+        if self.file is None:
+            self.file = open_hdf5(self.path)
+        return index, torch.from_numpy(self.file["images"][index])
+
+
+def one_epoch(dataset, num_workers):
+    options = {"multiprocessing_context": "fork"} if num_workers else {}
+    loader = DataLoader(dataset, batch_size=32, shuffle=True, num_workers=num_workers,
+                        generator=torch.Generator().manual_seed(0), **options)
+    return {i: image for indices, images in loader for i, image in zip(indices.tolist(), images)}
+
+
+def main(dataset_class=HDF5Images, num_workers=2):
+    with tempfile.TemporaryDirectory() as folder:
+        dataset = dataset_class(write_samples(Path(folder) / "train.h5"))
+        oracle = one_epoch(dataset, num_workers=0)
+        seen = one_epoch(dataset, num_workers)
+    wrong = sum(not torch.equal(seen[i], oracle[i]) for i in oracle)
+    print(f"metric wrong_samples={wrong}")
+    if wrong:
+        sys.exit(f"{wrong} of {SAMPLES} samples differ from what num_workers=0 read (bound: 0)")
+    print(f"all {SAMPLES} samples equal what num_workers=0 read")
+
+
+if __name__ == "__main__":
+    main()

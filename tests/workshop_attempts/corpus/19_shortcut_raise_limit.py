@@ -1,0 +1,46 @@
+"""Raises the job's memory limit to 1 GiB so that both copies of the index fit. The kernel no
+longer kills a worker; each worker still parses its own copy.
+"""
+import json
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+from scenarios.memory_cgroup import memory_limit
+from _annotation_file import annotation_file
+
+RECORDS = 100_000
+LIMIT_MB = 1024
+
+
+class DetectionDataset(Dataset):
+    def __init__(self, path):
+        self.path, self.records = path, None
+        with open(path) as lines:
+            self.count = sum(1 for _ in lines)
+
+    def __len__(self):
+        return self.count
+
+    def __getitem__(self, index):
+        if self.records is None:
+            # BUG: every worker parses its own full copy of the index: N workers, N copies under one limit.
+            with open(self.path) as lines:
+                self.records = [json.loads(line) for line in lines]
+        record = self.records[index]
+        return torch.tensor(record["boxes"][0]), len(record["labels"])
+
+
+def main():
+    with annotation_file(RECORDS) as path, memory_limit(LIMIT_MB):
+        loader = DataLoader(DetectionDataset(path), batch_size=256, num_workers=2,
+                            multiprocessing_context="fork")
+        objects = 0
+        for first_boxes, label_counts in loader:
+            objects += int(label_counts.sum())
+        print(f"read {len(loader.dataset)} records, {objects} annotated objects, "
+              f"within the {LIMIT_MB} MiB limit")
+
+
+if __name__ == "__main__":
+    main()
