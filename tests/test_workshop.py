@@ -209,6 +209,30 @@ def test_num_workers_0_fails_by_source_and_by_what_the_runner_saw(tmp_path):
     assert "you set num_workers=0 (broken.py: 2)" in check_source("05", attempt, tmp_path).problems[0]
 
 
+
+def test_a_setting_the_lesson_is_about_is_named_as_such(tmp_path):
+    attempt = source("24", "broken").replace("shuffle=True", "shuffle=False")
+    said = check_source("24", attempt, tmp_path).problems[0]
+    assert said.startswith("you set shuffle=False (broken.py: True); the exercise keeps broken.py's shuffle")
+    assert "workers" not in said
+
+
+def test_a_run_that_crashed_says_so_first_not_run_the_whole_workload():
+    # Scenario 02 with the bad files returned as None: the epoch ends in the collate after 4 batches.
+    seen = {"real_workers": 2, "batches": 4, "worker_batches": 6, "worker_share": 0.99,
+            "workers": [{"worker_id": 0, "batches": 3}, {"worker_id": 1, "batches": 3}]}
+    result = {"outcome": "error", "seconds": 2.0, "limit_s": 30, "worker_processes_seen": 2, "exit_code": 1,
+              "observed": seen, "evidence": "TypeError: default_collate: batch must contain tensors…", "output_tail": "",
+              "metrics": {}}
+    grade = workshop.grade(SCENARIOS["02"], result, source("02", "fixed"), source("02", "broken"))
+    assert grade.problems[0] == "it ended with an error; fixed needs it to complete"
+    assert not any("whole workload" in problem for problem in grade.problems), grade.problems
+    # The same shortfall in a run that completed is a smaller workload, and says so.
+    grade = workshop.grade(SCENARIOS["02"], dict(result, outcome="completed"), source("02", "fixed"),
+                           source("02", "broken"))
+    assert any("run the whole workload" in problem for problem in grade.problems), grade.problems
+
+
 # Tests that read a scenario's recorded runs carry its number in their id: `make test` then
 # gives them the pytest worker of that scenario's group (conftest.py), which runs each variant once.
 @pytest.mark.parametrize("number", ["11"])

@@ -60,7 +60,7 @@ def main(args):
             text = text.replace(line, line.replace(old, f"| {row['expected']} | {said.replace('|', '/')} |"))
     if write:
         TABLE.write_text(text)
-    print(f"\n{len(chosen)} attempts in {time.perf_counter() - began:.0f} s: " +
+    print(f"\n{len(chosen)} attempt{'s' if len(chosen) != 1 else ''} in {time.perf_counter() - began:.0f} s: " +
           ", ".join(f"{COUNTED[kind]} {got}/{of}" for kind, (got, of) in tally.items() if of))
     if wrong:
         print(f"{len(wrong)} verdicts differ from the table's: " + ", ".join(wrong))

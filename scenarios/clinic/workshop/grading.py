@@ -41,9 +41,10 @@ def _n(count: float, thing: str) -> str:
     return f"{count:g} {thing}{'' if count == 1 else 'es' if thing.endswith(('ch', 'ss')) else 's'}"
 
 
-def observation_problems(wanted: dict, seen: dict, reported: dict | None = None) -> list[str]:
+def observation_problems(wanted: dict, seen: dict, reported: dict | None = None, ended: bool = True) -> list[str]:
     """The exercise's `observe` table against what the hook saw inside PyTorch (observe.py), and
-    the figures the script reported against it (`agree`: a printed count may not exceed the seen one)."""
+    the figures the script reported against it (`agree`: a printed count may not exceed the seen one).
+    `ended` False: the run did not end as fixed does, so its batches fell short for that reason."""
     problems = []
     if seen.get("replaced"):
         problems.append(f"the attempt replaced {', '.join(seen['replaced'])} while it ran: the grade reads the "
@@ -59,7 +60,7 @@ def observation_problems(wanted: dict, seen: dict, reported: dict | None = None)
                         f"needs at least {wanted.get('workers', 1)} (other processes below the script do not count)")
         return problems  # what follows is about workers there were not
     batches = seen.get("batches", 0)
-    if batches < wanted.get("batches", 0):
+    if ended and batches < wanted.get("batches", 0):
         problems.append(f"the training process received {_n(batches, 'batch')} from its DataLoaders; the "
                         f"fixed run's workload is at least {wanted['batches']}: run the whole workload")
     made = seen.get("worker_batches", 0)
@@ -122,6 +123,11 @@ def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_s
                                                   result["outcome"] == "hang"))
     seen["evidence"] = result["evidence"]
 
+    # A run that crashed, hung or was killed says so first: the batches it never delivered and the
+    # figures it never printed follow from that, and "run the whole workload" would mislead.
+    ended = result["outcome"] == spec["expect"]
+    if not ended:
+        problems.append(_sentence(f"outcome {result['outcome']}", spec, result))
     wanted = exercise.get("min_workers", 1)
     workers = result.get("worker_processes_seen")
     if workers is not None and workers < wanted:
@@ -129,7 +135,7 @@ def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_s
                         f"the script; the exercise needs at least {wanted}: it is about DataLoader workers, "
                         "and fewer of them (num_workers=0, say) hides a failure instead of fixing it")
     if result.get("observed") is not None:  # an attempt's run: what its DataLoaders did
-        problems += observation_problems(exercise.get("observe", {}), result["observed"], result.get("metrics"))
+        problems += observation_problems(exercise.get("observe", {}), result["observed"], result.get("metrics"), ended)
     reported: dict[str, list[float]] = {}
     for match in filter(None, map(judge.METRIC_LINE.match, lines)):
         reported.setdefault(match.group(1), []).append(float(match.group(2)))
@@ -137,8 +143,8 @@ def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_s
         if len(set(values)) > 1:
             problems.append(f"it reported {name} {len(values)} times ({', '.join(f'{v:g}' for v in values)}); "
                             "a figure is reported once")
-    breaches = judge.breaches(spec, result)
-    if result["outcome"] != spec["expect"]:  # figures never reported follow from that: say it once
+    breaches = [b for b in judge.breaches(spec, result) if not b.startswith("outcome ")]  # said above
+    if not ended:  # figures never reported follow from that: say it once
         breaches = [b for b in breaches if not b.endswith("was not measured")]
     problems += [_sentence(breach, spec, result) for breach in breaches]
     if result.get("surviving_processes"):

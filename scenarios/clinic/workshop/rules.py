@@ -20,7 +20,8 @@ the `[exercise]` table of its scenario.toml:
                              # (default: batch_size, num_workers)
     keep = ["check_epoch(corpus, consumed, skipped)"]  # statements kept as broken.py has them
     ignore = ["predicted_peak_mb"]  # figures of `fixed` that only our own fix reports
-    metrics = { sampled_worker_uss_growth_mb = { max = 40 } }  # runner-measured, on top of fixed's
+    metrics = { sampled_worker_uss_growth_mb = { max = 40 } }  # on top of fixed's; a figure fixed
+                             # bounds too gets these bounds instead (22: any shard count >= workers)
     observe = { workers = 2, batches = 128, worker_share = 0.5 }  # what the DataLoaders must do
 
 `observe` is judged on what the runner's hook (scenarios/clinic/run/observe.py) recorded inside
@@ -257,7 +258,9 @@ def static_problems(scenario: Scenario, attempt_source: str, broken_source: str)
         for value in dict.fromkeys(values):
             if value not in before.get(keyword, []):
                 was = ", ".join(map(repr, dict.fromkeys(before[keyword]))) if keyword in before else "no literal value"
-                keeps = "the workload" if keyword == "batch_size" else "the workers, which are the point"
+                keeps = {"batch_size": "the workload", "num_workers": "the workers, which are the point",
+                         "persistent_workers": "the workers, which are the point"}.get(
+                    keyword, f"broken.py's {keyword}, which the lesson is about")
                 problems.append(f"you set {keyword}={value!r} (broken.py: {was}); the exercise keeps "
                                 f"{keeps}: fix the cause instead")
 
