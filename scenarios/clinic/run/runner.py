@@ -11,6 +11,19 @@ against the scenario's declaration (declarations.py, judge.py).
 A script reports a figure by printing a line `metric NAME=VALUE`; the runner adds
 figures of its own from the memory samples (`sampled_*`).
 
+A variant's result (run_variant) is one dict, the shape every reader relies on:
+  outcome      completed | error | hang | signal | cannot-run (judge.classify); compared with `expect`
+  exit_code    the script's status; negative: the signal that ended it (signal: its name)
+  seconds, limit_s, evidence (the output line that shows the declared pattern)
+  metrics      the script's `metric` lines, then seconds, cpu_s and the sampled_* figures
+  output       every line (cut in the middle past OUTPUT_KEPT_LINES); output_tail: the last 200
+  memory       the samples; stacks: where it was stuck when its limit ended it
+  leaked_shm_files, surviving_processes, worker_processes_seen: what the clean-up found
+  observed     an attempt only: what the hook saw inside PyTorch (observe.py)
+  breaches, as_expected   the judgement against the declaration
+run_scenario returns {scenario, slug, title, python, torch, reproduced, fixed, cannot_run,
+variants: {name: result}}.
+
 Set CLINIC_RESULTS_DIR to a folder to keep every result there and reuse it: the test
 suite does, so that a variant runs once per suite however many tests and notebooks
 read it.
@@ -43,7 +56,6 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
     `script`: run this file instead of the variant's own (a workshop attempt), under the
     variant's limit and judged by its declaration; the scenario's folder is importable
     from it, as it is from the scenario's own scripts (its helper modules)."""
-    spec = scenario.variants[variant]
     limit_s = scenario.limit_for(variant)
     live = LiveStatus(f"{scenario.number} {'attempt' if script else variant}", show)
     shm_before = shm_names()
@@ -53,18 +65,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
                      importable=(scenario.path,) if script else (), observe=script is not None)
     timed_out, stacks = False, ""
     try:
-        while run.exit_status() is None:
-            elapsed = time.monotonic() - started
-            if elapsed > limit_s:
-                timed_out = True
-                stacks = run.where_stuck()
-                break
-            script = run.script()
-            if script is not None:
-                sample = memory.sample(elapsed, script, run.processes())
-                if sample:
-                    live.update(elapsed, sample)
-            run.wait_noting_processes(SAMPLE_EVERY_S)
+        timed_out, stacks = _watch(run, started, limit_s, memory, live)
     finally:  # also on Ctrl-C, and on SIGTERM or SIGHUP to the command line: nothing outlives the run
         seconds = time.monotonic() - started
         survivors = run.finish()
@@ -72,39 +73,55 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
             from scenarios.memory_cgroup import remove_stale_groups
             remove_stale_groups()
         live.close()
+    leaked = remove_leaked_shm(shm_before, run.seen, run.semaphores)
+    result = _result(run, scenario.variants[variant], timed_out, round(seconds, 2), memory)
+    result.update(limit_s=limit_s, stacks=stacks, leaked_shm_files=leaked, surviving_processes=survivors)
+    result["breaches"] = judge.breaches(scenario.variants[variant], result)
+    result["as_expected"] = not result["breaches"]
+    return result
+
+
+def _watch(run: Supervised, started: float, limit_s: float, memory: MemorySeries, live) -> tuple[bool, str]:
+    """Sample the run's memory until it ends; at its limit, (True, where it was stuck)."""
+    while run.exit_status() is None:
+        elapsed = time.monotonic() - started
+        if elapsed > limit_s:
+            return True, run.where_stuck()
+        script = run.script()
+        if script is not None:
+            sample = memory.sample(elapsed, script, run.processes())
+            if sample:
+                live.update(elapsed, sample)
+        run.wait_noting_processes(SAMPLE_EVERY_S)
+    return False, ""
+
+
+def _result(run: Supervised, spec: dict, timed_out: bool, seconds: float, memory: MemorySeries) -> dict:
+    """The result's shape (the module's docstring), from what the runner saw."""
     exit_status = run.exit_status()
     exit_status = -signal.SIGKILL if exit_status is None else exit_status
-
-    leaked = remove_leaked_shm(shm_before, run.seen, run.semaphores)
-
     lines = run.lines
     outcome = judge.classify(exit_status, timed_out, lines)
     metrics = judge.script_metrics(lines)
-    metrics["seconds"] = round(seconds, 2)
+    metrics["seconds"] = seconds
     metrics["cpu_s"] = run.cpu_s  # every process of the run, user + system
     metrics.update(memory.metrics())
     result = {
         "outcome": outcome,
         "exit_code": exit_status,
         "signal": signal.Signals(-exit_status).name if exit_status < 0 else None,
-        "seconds": round(seconds, 2),
-        "limit_s": limit_s,
+        "seconds": seconds,
         "evidence": judge.evidence(outcome, spec.get("evidence"), lines, timed_out),
         "metrics": metrics,
         "output_tail": "\n".join(lines[-OUTPUT_TAIL_LINES:]),
         "output": _kept(lines),
-        "stacks": stacks,
         "memory": memory.samples,
-        "leaked_shm_files": leaked,
-        "surviving_processes": survivors,
         # Every process that ran below the script, whatever its lifetime (helpers such as
         # torch_shm_manager aside): the workers the runner saw, not what the script says.
         "worker_processes_seen": run.workers_seen(),
     }
     if run.observed:  # an attempt: what its DataLoaders did, recorded inside PyTorch (observe.py)
         result["observed"] = run.observations
-    result["breaches"] = judge.breaches(spec, result)
-    result["as_expected"] = not result["breaches"]
     return result
 
 
