@@ -85,6 +85,17 @@ def _forked_child_finishes(action, limit_s: float) -> bool:
     return True
 
 
+def _other_threads_fall_asleep(limit_s: float) -> bool:
+    me, deadline = str(os.getpid()), time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        states = [Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                  for tid in os.listdir("/proc/self/task") if tid != me]
+        if all(state == "S" for state in states):
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def _blur():
     cv2.GaussianBlur(numpy.zeros((640, 640, 3), numpy.uint8), (9, 9), 0)  # runs OpenCV's pool
 
@@ -93,7 +104,10 @@ def test_after_the_parent_ran_opencvs_pool_a_forked_worker_still_gets_its_limit(
     if usable_cpus() < 2:
         pytest.skip("one CPU: OpenCV starts no pool to inherit")
     _blur()
-    time.sleep(0.5)  # the pool's threads, done, wait for more work
+    # The hazard needs the pool's threads asleep, waiting for work, when the child is forked:
+    # 0.1 s after the blur on a quiet machine, up to 0.8 s with two spinning processes beside
+    # it (forked after a fixed 0.5 s, 3 children of 8 then returned).
+    assert _other_threads_fall_asleep(limit_s=10)
     # The hazard the fix steps around: cv2.setNumThreads(1) in the child never returns.
     assert not _forked_child_finishes(lambda: (cv2.setNumThreads(1), _blur()), limit_s=3)
     assert _forked_child_finishes(lambda: (cv2.setNumThreads(0), _blur()), limit_s=30)
