@@ -33,10 +33,13 @@ def make_corpus(n=SEQUENCES, seed=0):
 class EpochLog:
     """What an epoch did: batches, samples seen, padding, time; and, at the end, checks."""
 
-    def __init__(self, dataset):
+    def __init__(self, dataset, model=None):
         self.dataset, self.seen, self.batches = dataset, [], 0
         self.positions = self.padding = self.most_padding = 0
         self.started = self.last = None
+        # With the mask, the padding token's embedding gets an exact zero gradient: it must end
+        # the epoch bit for bit as it started.  Fed to the model as a word, it moves.
+        self.padding_row = model.embed.weight[0].detach().clone() if model is not None else None
 
     def batch(self, indices, tokens):
         now = time.perf_counter()
@@ -62,6 +65,12 @@ class EpochLog:
         if sorted(self.seen) != list(range(len(self.dataset))):
             sys.exit(f"the epoch saw {len(self.seen)} samples, {len(set(self.seen))} distinct, "
                      f"of {len(self.dataset)}: check the sampler")
+        if self.padding_row is not None:
+            drift = (model.embed.weight[0] - self.padding_row).abs().max().item()
+            print(f"metric padding_embedding_drift={drift:.2e}")
+            if drift:
+                sys.exit(f"the padding token's embedding changed in training (by up to {drift:.2e}): "
+                         "the model was fed padding as if it were text; pass the mask to the model")
         tokens, indices = self.most_padded_batch
         mask = tokens != 0
         alone = torch.cat([model(self.dataset[i][0][None]) for i in indices.tolist()])

@@ -64,7 +64,7 @@ def main(batch_size=BATCH_SIZE, num_workers=2):
     # FIX: batches of similar lengths, padded to the longest; the collate also returns lengths and a mask.
     sampler = LengthBucketBatchSampler(dataset.lengths, batch_size=batch_size, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_sampler=sampler, num_workers=num_workers, collate_fn=PadCollate(pad_value=0))
-    log = EpochLog(dataset)
+    log = EpochLog(dataset, model)
     try:
         for (tokens, lengths, mask), labels, indices in loader:
             loss = F.cross_entropy(model(tokens, mask), labels)

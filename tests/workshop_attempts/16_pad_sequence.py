@@ -74,7 +74,7 @@ def main(batch_size=BATCH_SIZE, num_workers=2):
     dataset, model = TokenSequences(*make_corpus()), MeanOfEmbeddings()
     loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=num_workers,
                         generator=torch.Generator().manual_seed(0), collate_fn=pad_batch)
-    log = EpochLog(dataset)
+    log = EpochLog(dataset, model)
     try:
         for tokens, mask, labels, indices in loader:
             loss = F.cross_entropy(model(tokens, mask), labels)

@@ -27,7 +27,7 @@ from _token_corpus import BATCH_SIZE, VOCAB, make_corpus
 class EpochLog:
     """Made-up figures: what a passing epoch would print, with no epoch run."""
 
-    def __init__(self, dataset):
+    def __init__(self, dataset, model=None):
         self.size = len(dataset)
         self.batches = self.size // BATCH_SIZE
 
@@ -40,6 +40,7 @@ class EpochLog:
         print(f"metric padded_fraction={tiny:.4f}")
         print(f"metric masked_output_error={tiny:.2e}")
         print(f"metric unmasked_output_error={large:.2e}")
+        print(f"metric padding_embedding_drift={tiny - tiny:.2e}")
         print(f"each of the {self.size} sequences trained on once; {tiny:.1%} of the positions were padding")
 
 
@@ -83,7 +84,7 @@ def main(batch_size=BATCH_SIZE, num_workers=2):
     dataset, model = TokenSequences(*make_corpus()), MeanOfEmbeddings()
     loader = DataLoader(dataset, batch_size=batch_size, shuffle=True, num_workers=num_workers,
                         generator=torch.Generator().manual_seed(0))  # BUG: default_collate stacks unequal lengths
-    log = EpochLog(dataset)
+    log = EpochLog(dataset, model)
     try:
         for tokens, labels, indices in loader if log.batches < 0 else []:
             loss = F.cross_entropy(model(tokens), labels)
