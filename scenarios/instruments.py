@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
+from time import time_ns
 from pathlib import Path
 
 import psutil
@@ -232,6 +233,38 @@ class LoaderMemoryWatch(_Sampler):
     def stop(self) -> int:
         self._join()
         return self.peak_bytes - self.baseline_bytes
+
+
+# ---------------------------------------------------------------- waiting for a CPU
+
+
+def _run_delay_ns(pid: int) -> int:
+    """Nanoseconds the process's threads spent runnable but not running (the second field of
+    /proc/PID/task/TID/schedstat): time the machine's other work took from it."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass  # a thread that ended between the listing and the read
+    return total
+
+
+class CpuWait:
+    """The share of the time this process and its workers spent waiting for a CPU between
+    `start()` and `share()`: near 0 on a machine with cores to spare, 0.5 where every process
+    shares its core with one other.  A timing figure taken while it is high measures the
+    machine, not the code; the runner then leaves that figure's bound unjudged."""
+
+    def start(self) -> None:
+        self.pids = [os.getpid(), *worker_pids()]
+        self.delays = {pid: _run_delay_ns(pid) for pid in self.pids}
+        self.started = time_ns()
+
+    def share(self) -> float:
+        elapsed = time_ns() - self.started
+        waited = sum(max(0, _run_delay_ns(pid) - before) for pid, before in self.delays.items())
+        return waited / max(1, elapsed * len(self.pids))
 
 
 # ---------------------------------------------------------------- /dev/shm and descriptors

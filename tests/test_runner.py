@@ -98,6 +98,20 @@ def test_metrics_are_parsed_and_judged_against_bounds(tmp_path):
     assert not result["as_expected"]
 
 
+@pytest.mark.parametrize("share, breaches, unjudged", [
+    (None, ["ratio is a timing bound, and cpu_wait_share was not measured"], 0),
+    (0.05, ["ratio=0.5 < 0.9"], 0),
+    (0.6, [], 1),
+])
+def test_a_timing_bound_is_judged_only_while_the_run_had_the_cpus(tmp_path, share, breaches, unjudged):
+    script = "print('metric ratio=0.5')" + (f"; print('metric cpu_wait_share={share}')" if share else "")
+    result = run(tmp_path, script, metrics={"ratio": {"min": 0.9, "timing": True}})
+    assert result["breaches"] == breaches and len(result["unjudged"]) == unjudged
+    if unjudged:
+        assert result["unjudged"][0].startswith("ratio: a timing bound, not judged: the run's processes waited "
+                                                "for a CPU 60% of the time")
+
+
 def test_declared_evidence_must_appear(tmp_path):
     result = run(tmp_path, "print('all good')", evidence=r"exited unexpectedly")
     assert result["outcome"] == "completed"

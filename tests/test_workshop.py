@@ -46,6 +46,14 @@ def graded(number: str, variant: str, attempt: str | None = None) -> workshop.Gr
     return workshop.grade(SCENARIOS[number], result, attempt or source(number, variant), source(number, "broken"))
 
 
+def skip_if_unjudged(grade: workshop.Grade) -> workshop.Grade:
+    """A run whose timing bound the machine's load left unjudged (judge.BUSY_SHARE): the grader
+    said so instead of a verdict, and so does the test."""
+    if grade.result and grade.result.get("unjudged"):
+        pytest.skip("; ".join(grade.result["unjudged"]))
+    return grade
+
+
 def check_source(number: str, text: str, tmp_path) -> workshop.Grade:
     path = tmp_path / f"attempt_{number}.py"
     path.write_text(text)
@@ -83,7 +91,7 @@ def test_every_scenario_declares_its_exercise(number):
 
 @pytest.mark.parametrize("number", NUMBERS)
 def test_fixed_as_an_attempt_passes(number):
-    grade = graded(number, "fixed")
+    grade = skip_if_unjudged(graded(number, "fixed"))
     assert grade.state == workshop.PASSED, grade.problems
 
 
@@ -99,7 +107,7 @@ def test_broken_as_an_attempt_does_not_pass(number):
 def test_fixed_run_as_an_attempt_passes_on_what_the_hook_saw(number):
     # A real run of fixed.py as an attempt: the hook in its interpreters sees the DataLoaders'
     # workers and batches, and the exercise's `observe` declaration accepts them.
-    grade = workshop.check(number, SCENARIOS[number].script("fixed"), record=False)
+    grade = skip_if_unjudged(workshop.check(number, SCENARIOS[number].script("fixed"), record=False))
     assert grade.state == workshop.PASSED, grade.problems
     seen, wanted = grade.result["observed"], workshop.exercise_of(SCENARIOS[number]).get("observe", {})
     assert seen["real_workers"] >= wanted.get("workers", 1) >= 1

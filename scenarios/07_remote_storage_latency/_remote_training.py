@@ -13,6 +13,7 @@ import time
 
 import torch
 
+from scenarios.instruments import CpuWait
 from scenarios.object_store import LatencyObjectStore
 from scenarios.synthetic_data import jpeg_images
 
@@ -44,11 +45,17 @@ def train(loader) -> dict:
     throughput of the steady state, and the bound it is held to."""
     torch.set_num_threads(1)
     weights = torch.randn(384, 384) / 20
-    timeline, mark = [], time.perf_counter()
+    timeline, mark, waits, cpu_wait = [], time.perf_counter(), CpuWait(), 0.0
     for batch in loader:
         fetched = time.perf_counter()
         train_step(batch, weights)
         timeline.append((fetched - mark, time.perf_counter() - fetched))
+        # Read while the workers live (they go with the epoch's last batch); from the first
+        # step on, as the throughput is.
+        if len(timeline) == 1:
+            waits.start()
+        else:
+            cpu_wait = waits.share()
         mark = time.perf_counter()
     steady = timeline[1:]  # the first step also pays for starting the workers
     waited, computed = sum(w for w, _ in steady), sum(c for _, c in steady)
@@ -58,14 +65,14 @@ def train(loader) -> dict:
     throughput = len(steady) / (waited + computed)
     return {"timeline": timeline, "workers": workers, "throughput_per_s": throughput,
             "bound_per_s": bound, "ratio_to_bound": throughput / bound,
-            "utilisation": computed / (waited + computed)}
+            "utilisation": computed / (waited + computed), "cpu_wait_share": cpu_wait}
 
 
 def report(run) -> None:
     """Print each step, the figures the runner reads, and a one-line summary."""
     for step, (waited, computed) in enumerate(run["timeline"]):
         print(f"step {step:2d}: waited {1000 * waited:6.1f} ms, computed {1000 * computed:5.1f} ms")
-    for name in ("throughput_per_s", "bound_per_s", "ratio_to_bound", "utilisation"):
+    for name in ("throughput_per_s", "bound_per_s", "ratio_to_bound", "utilisation", "cpu_wait_share"):
         print(f"metric {name}={run[name]:.3f}")
     print(f"{run['throughput_per_s']:.1f} steps/s, {run['ratio_to_bound']:.0%} of the bound "
           f"{run['bound_per_s']:.1f}/s for {run['workers']} workers; "

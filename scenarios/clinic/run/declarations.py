@@ -8,6 +8,9 @@
     expect = "error"            # completed | error | hang | signal
     evidence = 'regex'          # must match a line of the output
     metrics = { worker_uss_growth_mb = { min = 100 } }
+    # a throughput or wait: `timing = true` leaves it unjudged, and says so, where the script's
+    # cpu_wait_share shows the machine kept the run off the CPU (judge.BUSY_SHARE)
+    # metrics = { ratio_to_bound = { min = 0.9, timing = true } }
     limit_s = 12                # this variant's own limit, if it differs
 
 A variant runs the script of its name (`broken.py` for [variants.broken]).

@@ -68,6 +68,8 @@ def verdict(report: dict) -> str:
             rows.append("      figures:  " + ", ".join(f"{k}={v:g}" for k, v in figures.items()))
         for breach in run["breaches"]:
             rows.append(f"      differs from {declaration}: {breach}")
+        for line in run.get("unjudged", []):
+            rows.append(f"      {line}")
         if run["stacks"]:
             rows.append("      where it is stuck:")
             rows.extend("        " + line for line in run["stacks"].splitlines())

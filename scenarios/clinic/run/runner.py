@@ -20,7 +20,8 @@ A variant's result (run_variant) is one dict, the shape every reader relies on:
   memory       the samples; stacks: where it was stuck when its limit ended it
   leaked_shm_files, surviving_processes, worker_processes_seen: what the clean-up found
   observed     an attempt only: what the hook saw inside PyTorch (observe.py)
-  breaches, as_expected   the judgement against the declaration
+  breaches, as_expected   the judgement against the declaration; unjudged: timing bounds left
+               unjudged because the machine kept the run off the CPU (judge.BUSY_SHARE)
 run_scenario returns {scenario, slug, title, python, torch, reproduced, fixed, cannot_run,
 variants: {name: result}}.
 
@@ -76,6 +77,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
     leaked = remove_leaked_shm(shm_before, run.seen, run.semaphores)
     result = _result(run, scenario.variants[variant], timed_out, round(seconds, 2), memory)
     result.update(limit_s=limit_s, stacks=stacks, leaked_shm_files=leaked, surviving_processes=survivors)
+    result["unjudged"] = judge.unjudged(scenario.variants[variant], result)
     result["breaches"] = judge.breaches(scenario.variants[variant], result)
     result["as_expected"] = not result["breaches"]
     return result
