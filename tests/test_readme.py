@@ -1,8 +1,6 @@
 """The front door and each scenario's README stay in step with the folders (one source of truth: the glob)."""
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -58,10 +56,6 @@ def test_files_table_names_every_file_of_the_folder(folder):
 def test_no_internal_labels_or_machine_paths_anywhere():
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO_ROOT, capture_output=True, text=True,
                              check=True).stdout.split()
-    # Logs quoted from public issue threads keep their authors' paths verbatim (explain must read
-    # them as pasted); they are held to the narrower rule: no path of this machine.
-    own_paths = re.compile("|".join(re.escape(str(p)) for p in (REPO_ROOT, Path(sys.prefix).resolve())))
     offenders = [name for name in tracked if (REPO_ROOT / name).is_file()
-                 and (own_paths if name.startswith("tests/logs/public/") else UNFOLLOWABLE).search(
-                     (REPO_ROOT / name).read_text(errors="ignore"))]
+                 and UNFOLLOWABLE.search((REPO_ROOT / name).read_text(errors="ignore"))]
     assert offenders == []
