@@ -11,7 +11,7 @@ from scenarios.clinic.doctor.checks import CHECKS, error_table, name_of
 
 SCENARIO_FOLDERS = sorted(p.name for p in (REPO_ROOT / "scenarios").glob("[0-9][0-9]_*") if p.is_dir())
 LAB_KIT = {"scenarios.host", "scenarios.instruments", "scenarios.synthetic_data", "scenarios.object_store",
-           "scenarios.memory_cgroup"}
+           "scenarios.memory_cgroup", "scenarios.remote_training"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -12,7 +12,7 @@ a loaded CPU stretches the compute.
 """
 from torch.utils.data import DataLoader
 
-from _remote_training import BATCH, remote_store, train
+from scenarios.remote_training import BATCH, remote_store, train
 from broken import RemoteImages
 
 

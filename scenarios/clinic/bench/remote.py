@@ -1,4 +1,4 @@
-"""Bench part 3: remote storage (scenario 07's setting, with the lab kit's loopback store).
+"""Bench part 3: remote storage (scenario 07's setting: the lab kit's scenarios/remote_training.py).
 
 Small JPEGs behind scenarios/object_store.py's LatencyObjectStore (HTTP on 127.0.0.1, every
 answer after LATENCY_S, as a cloud bucket), read by a training loop whose step computes for
@@ -9,9 +9,7 @@ one after another) and fixed.py (a batch's requests together, `__getitems__`).
 """
 from __future__ import annotations
 
-import contextlib
 import io
-import time
 import urllib.request
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -20,17 +18,7 @@ import torch
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
-from scenarios.object_store import LatencyObjectStore
-from scenarios.synthetic_data import jpeg_images
-
-LATENCY_S, BATCH, OBJECTS = 0.020, 4, 64
-
-
-@contextlib.contextmanager
-def remote_store():
-    """The URL of a loopback object store holding OBJECTS small JPEGs."""
-    with LatencyObjectStore(jpeg_images(OBJECTS, size=48), LATENCY_S) as store:
-        yield store.url
+from scenarios.remote_training import BATCH, OBJECTS, remote_store, train
 
 
 class OneByOne(Dataset):
@@ -56,31 +44,11 @@ class Together(OneByOne):
             return list(pool.map(self.__getitem__, indices))
 
 
-def _train_step(batch, weights):
-    for _ in range(20):
-        weights = torch.tanh(weights @ weights)
-    return weights.sum() + batch.sum()
-
-
-def train(loader) -> dict:
-    """One epoch: the throughput of the steady state and the bound it is held to."""
-    torch.set_num_threads(1)
-    weights = torch.randn(384, 384) / 20
-    timeline, mark = [], time.perf_counter()
-    for batch in loader:
-        fetched = time.perf_counter()
-        _train_step(batch, weights)
-        timeline.append((fetched - mark, time.perf_counter() - fetched))
-        mark = time.perf_counter()
-    steady = timeline[1:]  # the first step also pays for starting the workers
-    waited, computed = sum(w for w, _ in steady), sum(c for _, c in steady)
-    compute_s = computed / len(steady)
-    fetch_s = LATENCY_S if isinstance(loader.dataset, Together) else BATCH * LATENCY_S
-    workers = loader.num_workers
-    bound = min(workers / fetch_s, 1 / compute_s) if workers else 1 / (fetch_s + compute_s)
-    throughput = len(steady) / (waited + computed)
-    return {"throughput_per_s": round(throughput, 2), "bound_per_s": round(bound, 2),
-            "ratio": round(throughput / bound, 3)}
+def timed(loader) -> dict:
+    """One epoch of the lab kit's timed loop: the steady throughput and the bound it is held to."""
+    run = train(loader)
+    return {"throughput_per_s": round(run["throughput_per_s"], 2), "bound_per_s": round(run["bound_per_s"], 2),
+            "ratio": round(run["ratio_to_bound"], 3)}
 
 
 def measure_remote(worker_counts, steps: int = 30) -> list[dict]:
@@ -94,6 +62,6 @@ def measure_remote(worker_counts, steps: int = 30) -> list[dict]:
         for label, dataset_class, kwargs in configs:
             with warnings.catch_warnings():  # 4 workers on 2 cores: waiting on the network needs no core
                 warnings.filterwarnings("ignore", "This DataLoader will create", UserWarning)
-                rows.append({"config": label, **train(DataLoader(dataset_class(url, steps), batch_size=BATCH,
+                rows.append({"config": label, **timed(DataLoader(dataset_class(url, steps), batch_size=BATCH,
                                                                  **kwargs))})
     return rows

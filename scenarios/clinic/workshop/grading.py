@@ -148,8 +148,7 @@ def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_s
         breaches = [b for b in breaches if not b.endswith("was not measured")]
     problems += [_sentence(breach, spec, result) for breach in breaches]
     # A timing bound the machine's load left unjudged is no pass: grade again when it is quieter.
-    problems += [f"{line.replace(': a timing bound, not judged:', ' could not be judged here:')}; "
-                 "grade again on a quieter machine" for line in result.get("unjudged", [])]
+    problems += [f"{line}; grade again on a quieter machine" for line in result.get("unjudged", [])]
     if result.get("surviving_processes"):
         problems.append(f"{result['surviving_processes']} process(es) outlived the run")
     return Grade(scenario.number, file, NOT_YET if problems else PASSED, problems, seen, result)

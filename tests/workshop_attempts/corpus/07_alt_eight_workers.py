@@ -9,7 +9,7 @@ import torch
 from PIL import Image
 from torch.utils.data import DataLoader, Dataset
 
-from _remote_training import BATCH, OBJECTS, STEPS, UTILISATION_TARGET, remote_store, report, train
+from scenarios.remote_training import BATCH, OBJECTS, STEPS, UTILISATION_TARGET, remote_store, report, train
 
 
 class RemoteImages(Dataset):

@@ -1,5 +1,5 @@
-"""The slow store scenario 07 reads from, and the training loop it times.
-Imported by broken.py, fixed.py and measure_num_workers.py; not run on its own.
+"""Lab kit: the slow store scenario 07 reads from, and the training loop it times.
+Imported by scenario 07's scripts and by the bench's remote-storage part; not run on its own.
 
 The store answers every request after LATENCY_S, like a cloud bucket seen from a
 training node.  Each step records how long `next(loader)` blocked (waiting for
