@@ -2,8 +2,20 @@
 from __future__ import annotations
 
 import gc
+import os
 
 import numpy as np
+
+# Set by the workshop grader (python -m scenarios check) for each attempt it runs, to a seed
+# it chooses then: where a scenario plants bad items, the seed moves them, so an attempt that
+# lists the bad items by name instead of handling them fails.  Unset: the documented places.
+GRADING_SEED = "CLINIC_GRADING_SEED"
+
+
+def grading_rng() -> np.random.Generator | None:
+    """A generator seeded by the grader's CLINIC_GRADING_SEED, or None when it is unset."""
+    seed = os.environ.get(GRADING_SEED, "").strip()
+    return np.random.default_rng(int(seed)) if seed.isdigit() else None
 
 
 def detection_annotations(count: int, seed: int = 0) -> list[dict]:

@@ -95,3 +95,23 @@ def test_oracle_fixed_loader_with_workers_yields_what_num_workers_0_yields():
         assert torch.equal(images0, images2)
         assert torch.equal(labels0, labels2) and torch.equal(indices0, indices2)
     assert serial_skipped == parallel_skipped and len(serial_skipped) == 13
+
+
+def test_the_graders_seed_moves_the_unreadable_files_and_keeps_their_kinds(monkeypatch, tmp_path):
+    corpus = load_scenario_module(SCENARIO_DIR.name, "_image_corpus")
+
+    def unreadable(folder) -> tuple[list, list]:
+        written = corpus.write_corpus(folder)
+        bad = sorted((kind, path[len(str(folder)) + 1:]) for path, kind in written.items() if kind in corpus.UNREADABLE)
+        return sorted(kind for kind, _ in bad), sorted(path for _, path in bad)
+
+    monkeypatch.delenv("CLINIC_GRADING_SEED", raising=False)
+    kinds, documented = unreadable(tmp_path / "documented")
+    assert documented == sorted(UNREADABLE_FILES)
+    placements = set()
+    for seed in ("1", "2", "20261124"):
+        monkeypatch.setenv("CLINIC_GRADING_SEED", seed)
+        moved_kinds, moved = unreadable(tmp_path / seed)
+        assert moved_kinds == kinds and len(moved) == 13 and moved != documented
+        placements.add(tuple(moved))
+    assert len(placements) == 3

@@ -82,7 +82,7 @@ def test_fixed_pixel_sum_matches_a_single_process_oracle(report):
     fixed = load_scenario_module(FOLDER.name, "fixed")
     records = load_scenario_module(FOLDER.name, "_record_files")
     with tempfile.TemporaryDirectory() as folder:
-        records.write_record_files(folder, fixed.FILES, damaged=fixed.DAMAGED)
+        records.write_record_files(folder, fixed.FILES)
         dataset = fixed.RecordDataset(folder)
         expected = sum(int(images.sum()) for images in DataLoader(dataset, batch_size=16))
     assert report["variants"]["fixed"]["metrics"]["pixel_sum"] == expected > 0
@@ -91,13 +91,15 @@ def test_fixed_pixel_sum_matches_a_single_process_oracle(report):
 def test_oracle_fixed_loader_with_workers_yields_what_num_workers_0_yields(tmp_path):
     fixed = load_scenario_module(FOLDER.name, "fixed")
     records = load_scenario_module(FOLDER.name, "_record_files")
-    records.write_record_files(tmp_path, 64, damaged={5, 40})
+    paths = records.write_record_files(tmp_path, fixed.FILES)
+    records.damage(paths[5])
+    records.damage(paths[40])
     dataset = fixed.RecordDataset(tmp_path)
-    assert len(dataset) == 62
+    assert len(dataset) == fixed.FILES - 3
     alone = list(DataLoader(dataset, batch_size=8))
     with_workers = list(DataLoader(dataset, batch_size=8, num_workers=2,
                                    multiprocessing_context="fork"))
-    assert len(alone) == len(with_workers) == 8
+    assert len(alone) == len(with_workers) == 32
     assert all(torch.equal(a, b) for a, b in zip(alone, with_workers))
 
 
@@ -143,3 +145,18 @@ def test_forkserver_names_no_signal_and_reports_the_death_late(report):
     assert "is killed by signal" not in out
     assert re.search(r"RuntimeError: DataLoader worker \(pid\(s\) \d+\) exited unexpectedly", out)
     assert "_queue.Empty" in out
+
+
+def test_the_graders_seed_moves_the_damaged_file(monkeypatch, tmp_path):
+    records = load_scenario_module(FOLDER.name, "_record_files")
+
+    def damaged(folder) -> list[str]:
+        folder.mkdir()
+        paths = records.write_record_files(folder, 256)
+        return [p.name for p in paths if records.read_header(p.read_bytes())[0] != records.HEADER.size]
+
+    monkeypatch.delenv("CLINIC_GRADING_SEED", raising=False)
+    assert damaged(tmp_path / "documented") == [DAMAGED_FILE]
+    monkeypatch.setenv("CLINIC_GRADING_SEED", "20261124")
+    moved = damaged(tmp_path / "moved")
+    assert len(moved) == 1 and moved != [DAMAGED_FILE]

@@ -59,18 +59,20 @@ def test_oracle_fixed_with_limited_workers_yields_what_num_workers_0_yields():
 def test_cpu_per_sample_grows_with_threads_per_core(report):
     m = report["variants"]["measure_threads_per_core"]["metrics"]
     # CPU seconds, not wall time: the spinning of waiting pool threads, which the machine's
-    # other load does not create.  Measured 3.1-4.5x for 2 per core, 4.8-5.3x for 4.
+    # other load does not create.  Measured 1.35-2.87x for 2 per core, 3.3-4.6x for 4 (22 runs).
     assert m["cpu_ratio_2_per_core"] == pytest.approx(
         m["cpu_ms_per_sample_2_per_core"] / m["cpu_ms_per_sample_1_per_core"], rel=0.01)
     # More threads per core, at least as much CPU per sample (up to the ticks' resolution).
     assert m["cpu_ms_per_sample_4_per_core"] >= 0.9 * m["cpu_ms_per_sample_2_per_core"]
 
 
-def test_the_cv2_line_leaves_the_blas_spinning(report):
+def test_the_cv2_line_leaves_the_blas_pools_as_they_were(report):
     m = report["variants"]["myth_cv2_set_num_threads"]["metrics"]
-    # 4.9-6.8x the fix's CPU per sample beside other work; 1.7x once, with a spinning process
-    # on one core, when the line's samples/s came closest to the fix's (a ratio of 0.55).
-    assert m["cv2_line_cpu_ms_per_sample"] >= 1.3 * m["fixed_cpu_ms_per_sample"]
+    # The line reaches a forked worker's OpenCV and nothing else: the BLAS keeps a thread per core.
+    assert m["cv2_threads_in_forked_worker"] == 1
+    assert m["blas_threads_in_forked_worker"] >= 2 and m["cv2_threads_in_forkserver_worker"] >= 2
+    # What that costs is reported, unbounded (scenario.toml): both figures are measured.
+    assert m["cv2_line_cpu_ms_per_sample"] > 0 and m["fixed_cpu_ms_per_sample"] > 0
 
 
 def test_the_pools_in_a_worker_are_reported_library_by_library(report):

@@ -17,14 +17,16 @@ import pytest
 from conftest import REPO_ROOT, run_scenario_json
 from scenarios.clinic import workshop
 from scenarios.clinic.workshop import grading
-from scenarios.clinic.run.declarations import discover
+from scenarios.clinic.run.declarations import ScenarioError, discover
 from scenarios.clinic.run.judge import breaches as judge_breaches, script_metrics
-from scenarios.clinic.run.runner import _recorded
+from scenarios.clinic.run.runner import _recorded, run_variant
+from scenarios.synthetic_data import GRADING_SEED
 from scenarios.clinic.workshop.rules import OBSERVE_KEYS
 
 SCENARIOS = discover()
 NUMBERS = list(SCENARIOS)
 ATTEMPTS = REPO_ROOT / "tests" / "workshop_attempts"
+SEED = "20261124"  # moves 02's unreadable files and 06's damaged file off their documented places
 
 
 def source(number: str, variant: str) -> str:
@@ -181,6 +183,32 @@ def test_a_shortcut_is_rejected_on_what_the_hook_saw(file, number, said):
     assert grade.state == workshop.NOT_YET and grade.result is not None
     assert any(re.match(said, problem) for problem in grade.problems), grade.problems
     assert "Traceback" not in "\n".join(grade.problems)
+
+
+# (4) forged evidence, the answer key: the bad items listed where the documentation puts them.
+# Without a seed the data is as documented and the attempt passes (the grader never runs it so);
+# under the grader's seed the bad items move, the attempt fails and fixed.py, under that seed, passes.
+@pytest.mark.parametrize("file, number", [("shortcut_02_named_bad_files.py", "02"),
+                                          ("shortcut_06_named_damaged_file.py", "06")])
+def test_bad_items_listed_by_name_fail_where_the_graders_seed_moves_them(file, number, monkeypatch):
+    scenario, attempt = SCENARIOS[number], ATTEMPTS / file
+    monkeypatch.delenv(GRADING_SEED, raising=False)
+    documented = grading.grade(scenario, run_variant(scenario, "fixed", script=attempt),
+                               attempt.read_text(), source(number, "broken"))
+    assert documented.state == workshop.PASSED, documented.problems
+    monkeypatch.setenv(GRADING_SEED, SEED)
+    moved = workshop.check(number, attempt, record=False)
+    assert moved.state == workshop.NOT_YET and moved.seen["seed"] == int(SEED)
+    assert moved.problems[0] == "it ended with an error; fixed needs it to complete"
+    assert f"placed by seed {SEED}; {GRADING_SEED}={SEED} make check-{number}" in workshop.grade_text(moved)
+    reference = workshop.check(number, scenario.script("fixed"), record=False)
+    assert reference.state == workshop.PASSED and reference.seen["seed"] == int(SEED), reference.problems
+
+
+def test_a_grading_seed_that_is_not_a_number_is_bad_input(monkeypatch):
+    monkeypatch.setenv(GRADING_SEED, "abc")
+    with pytest.raises(ScenarioError, match="CLINIC_GRADING_SEED='abc' is not a seed"):
+        workshop.check("06", SCENARIOS["06"].script("fixed"), record=False)
 
 
 ALTERNATIVES = sorted(path.name for path in ATTEMPTS.glob("[0-9][0-9]_*.py"))

@@ -12,7 +12,9 @@ every run meets them in the same batches (batch_size 8, sorted file order):
     dog/0071.jpg … dog/0080.jpg   HTML "503" page a scraper saved      batches 9, 10
     dog/0090.jpg   zero bytes (disk full during the download)          batch 11
 
-Batch 9 holds nothing but error pages.
+Batch 9 holds nothing but error pages.  The workshop grader's seed moves the unreadable
+files to other places (scenarios/synthetic_data.py), the same kinds and counts, so that
+no fix can list them by name instead of handling them.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
+
+from scenarios.synthetic_data import grading_rng
 
 PER_CLASS = 48
 UNREADABLE = ("truncated jpeg", "appledouble", "html error page", "zero bytes")
@@ -55,10 +59,27 @@ def _encoded(pixels: np.ndarray, fmt: str, mode: str = "RGB") -> bytes:
     return out.getvalue()
 
 
+def _defects() -> tuple[dict[int, str], int]:
+    """{file number: kind} of the files that are not plain images, and the number the
+    AppleDouble file shadows: the documented places, or those the grader's seed picks."""
+    moved = grading_rng()
+    if moved is None:
+        truncated, pages, empty, shadowed = 32, 71, 90, 61
+    else:
+        truncated = int(moved.choice([n for n in range(PER_CLASS) if n not in (13, 21)]))
+        pages = int(moved.integers(PER_CLASS, 2 * PER_CLASS - 10))
+        empty, shadowed = (int(n) for n in moved.choice(
+            [n for n in range(PER_CLASS, 2 * PER_CLASS) if not pages <= n < pages + 10], 2, replace=False))
+    kinds = {n: "html error page" for n in range(pages, pages + 10)}
+    kinds.update({13: "grayscale", 21: "rgba", truncated: "truncated jpeg", empty: "zero bytes"})
+    return kinds, shadowed
+
+
 def write_corpus(root: str | Path, seed: int = 0) -> dict[str, str]:
     """Write the corpus under `root`; return {path: kind} for every file written,
     kind being "image", "grayscale", "rgba", or one of UNREADABLE."""
     rng = np.random.default_rng(seed)
+    defects, shadowed = _defects()
     corpus = {}
     for label, name in enumerate(("cat", "dog")):
         folder = Path(root, name)
@@ -66,8 +87,7 @@ def write_corpus(root: str | Path, seed: int = 0) -> dict[str, str]:
         tint = np.array([1.0, 0.6, 0.3]) if label == 0 else np.array([0.3, 0.6, 1.0])
         for number in range(label * PER_CLASS, (label + 1) * PER_CLASS):
             pixels = _picture(rng, tint)
-            kind = {13: "grayscale", 21: "rgba", 32: "truncated jpeg", 90: "zero bytes"}.get(
-                number, "html error page" if 71 <= number <= 80 else "image")
+            kind = defects.get(number, "image")
             fmt = "PNG" if kind == "rgba" or (kind == "image" and number % 8 == 5) else "JPEG"
             path = folder / f"{number:04d}.{fmt.lower().replace('jpeg', 'jpg')}"
             data = _encoded(pixels, fmt, mode={"grayscale": "L", "rgba": "RGBA"}.get(kind, "RGB"))
@@ -80,7 +100,7 @@ def write_corpus(root: str | Path, seed: int = 0) -> dict[str, str]:
             path.write_bytes(data)
             corpus[str(path)] = kind
         if name == "dog":
-            path = folder / "._0061.jpg"
+            path = folder / f"._{shadowed:04d}.jpg"
             path.write_bytes(APPLEDOUBLE)
             corpus[str(path)] = "appledouble"
     return corpus

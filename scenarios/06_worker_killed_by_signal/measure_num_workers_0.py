@@ -21,7 +21,7 @@ import tempfile
 from torch.utils.data import DataLoader
 
 from _record_files import write_record_files
-from broken import DAMAGED, FILES, RecordDataset
+from broken import FILES, RecordDataset
 
 
 def train_without_workers(folder):
@@ -32,7 +32,7 @@ def train_without_workers(folder):
 
 def main():
     with tempfile.TemporaryDirectory() as folder:
-        write_record_files(folder, FILES, damaged=DAMAGED)
+        write_record_files(folder, FILES)
         training = multiprocessing.get_context("fork").Process(
             target=train_without_workers, args=(folder,))
         training.start()

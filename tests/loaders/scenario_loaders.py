@@ -98,7 +98,7 @@ def scenario_06():
     folder = Path(tempfile.gettempdir()) / "clinic-doctor-data" / "scenario_06"
     if not folder.exists():
         folder.mkdir(parents=True)
-        sys.modules["_record_files"].write_record_files(folder, broken.FILES, damaged=broken.DAMAGED)
+        sys.modules["_record_files"].write_record_files(folder, broken.FILES)
     return DataLoader(broken.RecordDataset(folder), batch_size=16, num_workers=2, prefetch_factor=1,
                       multiprocessing_context="fork")
 

@@ -51,19 +51,21 @@ OUTPUT_TAIL_LINES = 200      # what a report shows
 OUTPUT_KEPT_LINES = 20_000   # what a result keeps for tests and notebooks: every line of any variant here
 
 
-def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None = None) -> dict:
+def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None = None,
+                env: dict[str, str] | None = None) -> dict:
     """Run one variant to its end or its limit and return what was observed.
 
     `script`: run this file instead of the variant's own (a workshop attempt), under the
     variant's limit and judged by its declaration; the scenario's folder is importable
-    from it, as it is from the scenario's own scripts (its helper modules)."""
+    from it, as it is from the scenario's own scripts (its helper modules).  `env`: variables
+    set for the run on top of this process's (the grader's seed)."""
     limit_s = scenario.limit_for(variant)
     live = LiveStatus(f"{scenario.number} {'attempt' if script else variant}", show)
     shm_before = shm_names()
     memory = MemorySeries()
     started = time.monotonic()
     run = Supervised(script or scenario.script(variant), on_line=live.echo,
-                     importable=(scenario.path,) if script else (), observe=script is not None)
+                     importable=(scenario.path,) if script else (), observe=script is not None, env=env)
     timed_out, stacks = False, ""
     try:
         timed_out, stacks = _watch(run, started, limit_s, memory, live)

@@ -58,15 +58,16 @@ _PLAIN_TEXT_ENV["NO_COLOR"] = "1"
 class Supervised:
     """One script, started at once; call `finish()` (always) to kill and reap what is left.
     `importable`: folders the script may import from besides the repository (a workshop
-    attempt kept elsewhere imports its scenario's helper modules)."""
+    attempt kept elsewhere imports its scenario's helper modules); `env`: variables to set."""
 
-    def __init__(self, script: Path, on_line=None, importable: tuple[Path, ...] = (), observe: bool = False):
+    def __init__(self, script: Path, on_line=None, importable: tuple[Path, ...] = (), observe: bool = False,
+                 env: dict[str, str] | None = None):
         self.semaphores: set[int] = set()
         # Every run gets a temporary folder of its own as TMPDIR, removed when the run is over:
         # multiprocessing leaves a pymp-* folder behind for each process killed before its exit
         # handlers ran, and the runner kills on purpose.
         self._folder = tempfile.mkdtemp(prefix=_RUN_FOLDER_PREFIX)
-        env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=self._folder)
+        env = dict(os.environ, **(env or {}), PYTHONUNBUFFERED="1", TMPDIR=self._folder)
         # `observe` (a workshop attempt): every interpreter of the run first runs a sitecustomize.py
         # of the run's own, which records what its DataLoaders do (observe.py) in `observed`.
         self.observed: str | None = None

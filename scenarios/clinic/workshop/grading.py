@@ -1,12 +1,15 @@
 """The grade: one run of the attempt through the runner, judged against the fixed variant."""
 from __future__ import annotations
 
+import os
 import re
+import secrets
 import sys
 from pathlib import Path
 
 from scenarios.clinic.run import judge
 from scenarios.clinic.run.declarations import (CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs)
+from scenarios.synthetic_data import GRADING_SEED
 from scenarios.clinic.workshop.rules import (AttemptSyntaxError, CANNOT_RUN, Grade, NOT_YET, PASSED, _shown, attempt_path, exercise_of, read_attempt, static_problems)
 
 
@@ -175,12 +178,26 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
         if show:
             print(f"▶ {_shown(path)}  (graded as scenario {scenario.number}'s fixed.py: "
                   f"limit {scenario.limit_for('fixed'):g} s)", file=show, flush=True)
-        result = run_variant(scenario, "fixed", show, script=path.resolve())
+        env = _seed_for(scenario)
+        result = run_variant(scenario, "fixed", show, script=path.resolve(), env=env)
     graded = grade(scenario, result, source, broken_source, file=_shown(path))
+    if result is not None and env:
+        graded.seen["seed"] = int(env[GRADING_SEED])
     if record and path.resolve() == attempt_path(scenario).resolve():
         from scenarios.clinic.workshop.progress import record_grade
         record_grade(scenario, graded, source)
     return graded
+
+
+def _seed_for(scenario: Scenario) -> dict[str, str]:
+    """Where the exercise's bad items move with a seed (`seeded`), one picked now, unless the
+    attendee set CLINIC_GRADING_SEED to grade again against the same places."""
+    if not exercise_of(scenario).get("seeded"):
+        return {}
+    given = os.environ.get(GRADING_SEED, "").strip()
+    if given and not given.isdigit():
+        raise ScenarioError(f"{GRADING_SEED}={given!r} is not a seed: give a whole number, or unset it")
+    return {GRADING_SEED: given or str(secrets.randbelow(1_000_000))}
 
 
 def grade_text(graded: Grade) -> str:
@@ -198,6 +215,9 @@ def grade_text(graded: Grade) -> str:
     lines = [f"{head}: exercise {graded.scenario} · {graded.file} · {ran}"]
     if seen.get("evidence") and graded.state != CANNOT_RUN:
         lines.append(f"  last word: {seen['evidence']}")
+    if seen.get("seed") is not None:
+        lines.append(f"  the bad items were placed by seed {seen['seed']}; "
+                     f"{GRADING_SEED}={seen['seed']} make check-{graded.scenario} places them there again")
     lines += [f"  - {problem}" for problem in graded.problems]
     stacks = (graded.result or {}).get("stacks") or ""
     if graded.result and graded.result["outcome"] == "hang" and stacks:
