@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO_ROOT, run_scenario_json
 from scenarios.clinic import workshop
 from scenarios.clinic.workshop import grading
-from scenarios.clinic.run.declarations import ScenarioError, discover
+from scenarios.clinic.run.declarations import ScenarioError, discover, missing_needs
 from scenarios.clinic.run.judge import breaches as judge_breaches, script_metrics
 from scenarios.clinic.run.runner import _recorded, run_variant
 from scenarios.synthetic_data import GRADING_SEED
@@ -175,13 +175,21 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
     # ... and a class of its own prints the passing figures, e+00 and e-08 included
     ("shortcut_16_made_up_figures.py", "16",
      "it reported batches_trained=16, but the training process received 0 batches from its DataLoaders"),
+    # ... the measuring instrument replaced by a flat answer, the descriptor limit raised ...
+    ("shortcut_08_instrument_redefined.py", "08", r"the runner measured sampled_main_fds_peak=\d+; fixed needs at most 100"),
+    # ... and workers that parse the index's first 2,000 records and wrap around them: every batch,
+    # the annotations wrong, which 19's own check counts
+    ("shortcut_19_first_records_only.py", "19", r"the epoch counted \d+ annotated objects; the index holds \d+"),
     # (5) a partial fix: batches padded, the model called without their mask
     ("partial_16_pad_without_mask.py", "16", "it ended with an error; fixed needs it to complete"),
 ])
 def test_a_shortcut_is_rejected_on_what_the_hook_saw(file, number, said):
+    if missing_needs(SCENARIOS[number]):
+        pytest.skip(f"this machine cannot run scenario {number}: {missing_needs(SCENARIOS[number])}")
     grade = workshop.check(number, ATTEMPTS / file, record=False)
     assert grade.state == workshop.NOT_YET and grade.result is not None
-    assert any(re.match(said, problem) for problem in grade.problems), grade.problems
+    # What the runner saw, or the run's own last word where the script's check ended it.
+    assert any(re.match(said, line) for line in [*grade.problems, grade.seen["evidence"]]), grade.problems
     assert "Traceback" not in "\n".join(grade.problems)
 
 

@@ -14,12 +14,14 @@ read without copying: the epoch ends within the same limit.  Both print the grou
 charge and each process's RSS up to the end, and the kernel's counters.
 """
 import json
+import sys
 
 import torch
 from torch.utils.data import DataLoader, Dataset
 
 from fixes.packed_records import PackedRecords
 from scenarios.memory_cgroup import memory_limit
+from scenarios.synthetic_data import detection_objects
 from _annotation_file import annotation_file
 
 RECORDS = 100_000
@@ -48,6 +50,8 @@ def main():
         objects = 0
         for first_boxes, label_counts in loader:
             objects += int(label_counts.sum())
+        if objects != detection_objects(RECORDS):  # every record read, each with its own boxes
+            sys.exit(f"the epoch counted {objects} annotated objects; the index holds {detection_objects(RECORDS)}")
         print(f"read {len(loader.dataset)} records, {objects} annotated objects, "
               f"within the {LIMIT_MB} MiB limit")
 

@@ -1,4 +1,5 @@
-"""Memory sampling: USS and RSS of a script's own process and of each worker below it."""
+"""Memory sampling: USS and RSS of a script's own process and of each worker below it, and
+the script's open file descriptors (what 08's own instrument counts, read by the runner)."""
 from __future__ import annotations
 
 import psutil
@@ -18,6 +19,7 @@ class MemorySeries:
         self.peak_rss = {"main": 0.0, "workers": 0.0}
         self.first_uss: dict[int, float] = {}
         self.peak_uss: dict[int, float] = {}
+        self.peak_fds = 0
 
     def sample(self, elapsed: float, main: psutil.Process, procs: list[psutil.Process]) -> dict | None:
         """Read each process once; None when the script is exiting (nothing worth keeping)."""
@@ -30,6 +32,10 @@ class MemorySeries:
             if proc.pid == main.pid:
                 sample["main"] = round(uss, 1)
                 self.peak_rss["main"] = max(self.peak_rss["main"], rss)
+                try:
+                    self.peak_fds = max(self.peak_fds, proc.num_fds())
+                except psutil.Error:
+                    pass
             elif helper_kind(proc.pid) is None:  # not torch's or multiprocessing's helpers
                 sample["workers"].append(round(uss, 1))
                 sample["pids"].append(proc.pid)
@@ -51,4 +57,5 @@ class MemorySeries:
         if self.samples:
             figures["sampled_main_uss_peak_mb"] = max(s["main"] for _, s in self.samples)
             figures["sampled_main_rss_peak_mb"] = round(self.peak_rss["main"], 1)
+            figures["sampled_main_fds_peak"] = self.peak_fds
         return figures

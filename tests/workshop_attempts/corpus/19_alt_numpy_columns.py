@@ -2,6 +2,7 @@
 in numpy arrays: no Python object per record for the workers to copy. A fix.
 """
 import json
+import sys
 
 import numpy as np
 
@@ -9,6 +10,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from scenarios.memory_cgroup import memory_limit
+from scenarios.synthetic_data import detection_objects
 from _annotation_file import annotation_file
 
 RECORDS = 100_000
@@ -42,6 +44,8 @@ def main():
         objects = 0
         for first_boxes, label_counts in loader:
             objects += int(label_counts.sum())
+        if objects != detection_objects(RECORDS):  # every record read, each with its own boxes
+            sys.exit(f"the epoch counted {objects} annotated objects; the index holds {detection_objects(RECORDS)}")
         print(f"read {len(loader.dataset)} records, {objects} annotated objects, "
               f"within the {LIMIT_MB} MiB limit")
 

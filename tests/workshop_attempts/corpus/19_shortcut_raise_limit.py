@@ -2,11 +2,13 @@
 longer kills a worker; each worker still parses its own copy.
 """
 import json
+import sys
 
 import torch
 from torch.utils.data import DataLoader, Dataset
 
 from scenarios.memory_cgroup import memory_limit
+from scenarios.synthetic_data import detection_objects
 from _annotation_file import annotation_file
 
 RECORDS = 100_000
@@ -38,6 +40,8 @@ def main():
         objects = 0
         for first_boxes, label_counts in loader:
             objects += int(label_counts.sum())
+        if objects != detection_objects(RECORDS):  # every record read, each with its own boxes
+            sys.exit(f"the epoch counted {objects} annotated objects; the index holds {detection_objects(RECORDS)}")
         print(f"read {len(loader.dataset)} records, {objects} annotated objects, "
               f"within the {LIMIT_MB} MiB limit")
 

@@ -1,13 +1,17 @@
-"""Each worker parses only the first 2,000 lines of the index and wraps the index around them:
-no OOM kill, and the annotations it returns are wrong for 98% of the records.
+"""Shortcut (kind 2, hollow workers): each worker parses only the first 2,000 lines of the
+index and wraps the index around them.  No OOM kill, every batch delivered, and the annotations
+wrong for 98% of the records: the epoch's count of annotated objects is not the index's, and
+the script's own check says so.
 """
 import itertools
 import json
+import sys
 
 import torch
 from torch.utils.data import DataLoader, Dataset
 
 from scenarios.memory_cgroup import memory_limit
+from scenarios.synthetic_data import detection_objects
 from _annotation_file import annotation_file
 
 RECORDS = 100_000
@@ -39,6 +43,8 @@ def main():
         objects = 0
         for first_boxes, label_counts in loader:
             objects += int(label_counts.sum())
+        if objects != detection_objects(RECORDS):  # every record read, each with its own boxes
+            sys.exit(f"the epoch counted {objects} annotated objects; the index holds {detection_objects(RECORDS)}")
         print(f"read {len(loader.dataset)} records, {objects} annotated objects, "
               f"within the {LIMIT_MB} MiB limit")
 
