@@ -11,7 +11,9 @@ and with 2 workers, in three configurations of the main process:
 Each configuration runs in a process of its own, forked from this one (which never tokenizes),
 because a process that has used the pool stays marked.  Two rounds, interleaved; the best
 rate of each is kept, so a burst of load from another program lowers one round, not a ratio.
-Each rate is divided by pool_used's with the same number of workers.
+Each rate is divided by pool_used's with the same number of workers.  cpu_wait_share is the
+largest share of its timed part that a configuration's processes spent waiting for a CPU: where
+it is high, the ratios measure the machine's other load, and the runner leaves them unjudged.
 """
 import multiprocessing
 import os
@@ -22,6 +24,7 @@ from torch.utils.data import DataLoader
 from _corpus import build_tokenizer, make_texts
 from broken import Tokenize
 from fixes.serial_tokenizers import serial_tokenizers
+from scenarios.instruments import CpuWait
 
 ROUNDS = 2
 BATCH = 256
@@ -44,10 +47,11 @@ def training_process(configuration, num_workers, answer):
                         multiprocessing_context="fork")
     batches = iter(loader)
     _, threads = next(batches)
-    threads, started = [threads], time.perf_counter()
+    threads, started, waits = [threads], time.perf_counter(), CpuWait()
+    waits.start()  # the workers are running: they are counted
     for _, started_threads in batches:
         threads.append(started_threads)
-    answer.send(((len(texts) - BATCH) / (time.perf_counter() - started), max(threads)))
+    answer.send(((len(texts) - BATCH) / (time.perf_counter() - started), max(threads), waits.share()))
 
 
 def measure(configuration, num_workers):
@@ -65,14 +69,16 @@ def measure(configuration, num_workers):
 
 
 def main():
-    rates, threads = {}, {}
+    rates, threads, waited = {}, {}, []
     for _ in range(ROUNDS):
         for workers in (1, 2):
             for configuration in ("pool_used", "serial_parent", "variable_false"):
-                rate, started = measure(configuration, workers)
+                rate, started, share = measure(configuration, workers)
                 key = (configuration, workers)
                 rates[key], threads[key] = max(rates.get(key, 0.0), rate), started
+                waited.append(share)
     print(f"{len(os.sched_getaffinity(0))} CPUs")
+    print(f"metric cpu_wait_share={max(waited):.3f}")
     for (configuration, workers), rate in rates.items():
         ratio = rate / rates[("pool_used", workers)]
         print(f"{configuration:15s} {workers} worker(s)  {rate:8.0f} sentences/s  {ratio:5.2f} x pool_used"

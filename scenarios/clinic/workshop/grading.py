@@ -9,8 +9,8 @@ from pathlib import Path
 
 from scenarios.clinic.run import judge
 from scenarios.clinic.run.declarations import (CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs)
-from scenarios.synthetic_data import GRADING_SEED
 from scenarios.clinic.workshop.rules import (AttemptSyntaxError, CANNOT_RUN, Grade, NOT_YET, PASSED, _shown, attempt_path, exercise_of, read_attempt, static_problems)
+from scenarios.synthetic_data import GRADING_SEED
 
 
 # ---------------------------------------------------------------- the grade
@@ -172,13 +172,13 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
     if why_not:
         raise CannotRunHere(f"scenario {scenario.number}", why_not)
     problems = static_problems(scenario, source, broken_source)
+    env = _seed_for(scenario)
     if problems:  # no run: what it changed is the answer, and it is instant
         result = None
     else:
         if show:
             print(f"▶ {_shown(path)}  (graded as scenario {scenario.number}'s fixed.py: "
                   f"limit {scenario.limit_for('fixed'):g} s)", file=show, flush=True)
-        env = _seed_for(scenario)
         result = run_variant(scenario, "fixed", show, script=path.resolve(), env=env)
     graded = grade(scenario, result, source, broken_source, file=_shown(path))
     if result is not None and env:
