@@ -59,7 +59,7 @@ def test_oracle_fixed_with_limited_workers_yields_what_num_workers_0_yields():
 def test_cpu_per_sample_grows_with_threads_per_core(report):
     m = report["variants"]["measure_threads_per_core"]["metrics"]
     # CPU seconds, not wall time: the spinning of waiting pool threads, which the machine's
-    # other load does not create.  Measured 1.35-2.87x for 2 per core, 3.3-4.6x for 4 (22 runs).
+    # other load does not create.  Measured 1.35-2.87x for 2 per core, 3.3-4.6x for 4 (23 runs).
     assert m["cpu_ratio_2_per_core"] == pytest.approx(
         m["cpu_ms_per_sample_2_per_core"] / m["cpu_ms_per_sample_1_per_core"], rel=0.01)
     # More threads per core, at least as much CPU per sample (up to the ticks' resolution).
