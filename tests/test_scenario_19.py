@@ -145,3 +145,12 @@ def test_cannot_run_here_where_no_child_group_can_be_made(monkeypatch, capsys, t
     assert "cannot run here: cannot create a memory cgroup below not-a-cgroup" in err
     assert "Delegation in the kernel's cgroup-v2 guide" in err  # what would do, named
 
+
+
+def test_the_victims_rank_counts_only_processes_larger_beyond_a_tie():
+    from scenarios.cgroup_watch import _rank
+    # {pid: (RSS, what the kernel ranks by)}, one sample before the kill: CI's case.
+    sizes = {1: (239.4, 240.2), 2: (276.8, 277.5), 3: (276.1, 276.8)}
+    assert _rank(3, sizes) == 1  # 0.7 MiB less than the other worker: a tie at this resolution
+    assert _rank(1, sizes) == 3  # the training process, far below both
+    assert _rank(3, {**sizes, 2: (300.0, 300.0)}) == 2  # 8% larger: ranked above
