@@ -9,6 +9,7 @@ to its training process.  The checks' `running(job)` parts turn what was read in
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 import time
@@ -20,6 +21,8 @@ from scenarios.host import usable_cores
 from scenarios.instruments import helper_kind, process_memory_mb, shm_file_creator, torch_shm_files
 
 FORK_SERVER = "multiprocessing.forkserver"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+BUSY_CORE_SHARE = 0.1  # of one core over the window, for a thread to count as busy
 SPAWNED = "multiprocessing.spawn"
 
 
@@ -32,17 +35,21 @@ class Worker:
     uss_mb: list = dataclasses.field(default_factory=list)   # private memory at each sample
     stack: str = ""
     thread_ticks: list = dataclasses.field(default_factory=list)  # {tid: CPU clock ticks} at each sample
+    sampled_at: list = dataclasses.field(default_factory=list)    # time.monotonic() of each sample
 
     @property
     def busy_threads(self) -> int:
-        """Threads that each used at least a quarter of the worker's CPU over the window (and two
-        clock ticks): one per worker is a worker on one thread; more, pools that compete."""
+        """Threads that each used at least a quarter of the worker's CPU and a tenth of a core over
+        the window: one per worker is a worker on one thread; more, pools that compete.  An idle
+        worker's queue feeder, a few clock ticks in seconds, is no competitor (under load it
+        reached a quarter of a near-idle worker's CPU)."""
         if len(self.thread_ticks) < 2:
             return 0
         first, last = self.thread_ticks[0], self.thread_ticks[-1]
         used = {tid: last[tid] - first.get(tid, 0) for tid in last}
         total = sum(used.values())
-        return sum(1 for ticks in used.values() if ticks >= 2 and ticks >= 0.25 * total)
+        core_tenth = BUSY_CORE_SHARE * (self.sampled_at[-1] - self.sampled_at[0]) * CLOCK_TICKS
+        return sum(1 for ticks in used.values() if ticks >= max(2, 0.25 * total, core_tenth))
 
     @property
     def cpu_share(self) -> float:
@@ -172,6 +179,7 @@ def _sample(workers: list, procs: dict) -> None:
                 worker.uss_mb.append(memory[0])
             worker.state, worker.threads = proc.status(), proc.num_threads()
             worker.thread_ticks.append(_thread_ticks(worker.pid))
+            worker.sampled_at.append(time.monotonic())
         except psutil.Error:
             worker.state = "dead"
 

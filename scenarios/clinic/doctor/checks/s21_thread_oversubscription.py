@@ -1,9 +1,11 @@
 """21 · thread pools sized for the machine in every worker: more busy threads than cores.
 
-The running part counts busy threads (each used at least a quarter of its worker's CPU and two
-clock ticks over the window) and calls it a risk beyond 1.25 busy threads per usable core.  On
-scenario 21's fixed loader, about 20 runs never counted more than one busy thread per worker;
-its broken loader counted two per worker in every run.
+The running part counts busy threads (each used at least a quarter of its worker's CPU and a
+tenth of a core over the window) and calls it a risk beyond 1.25 busy threads per usable core.
+On scenario 21's fixed loader, about 20 runs never counted more than one busy thread per worker;
+its broken loader counted two per worker in every run.  A near-idle healthy job beside two
+spinning processes once counted its queue feeder thread (2 clock ticks in 3 s): hence the tenth
+of a core.
 """
 import sys
 
