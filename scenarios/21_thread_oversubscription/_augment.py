@@ -14,11 +14,10 @@ import time
 import numpy as np
 
 from scenarios.host import cannot_run, usable_cores
-from scenarios.instruments import worker_pids
+from scenarios.instruments import thread_cpu_s, worker_pids
 
 PHOTOS, SIZE, OUT, CROP, SAMPLES, BATCH = 4, 384, 640, 224, 32, 4
 BUSY_SHARE, BUSY_MIN_S = 0.25, 0.02  # the kernel counts CPU time in ticks of 10 ms
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def photos():
@@ -36,23 +35,6 @@ def one_worker_per_core() -> int:
         cannot_run(f"{cores} core ({why}): a library pool sized for the machine is one thread, "
                    "as the fix would set it; run on a machine with 2 cores or more")
     return cores
-
-
-def thread_cpu_s(pid: int) -> dict[int, float]:
-    """CPU seconds of each thread of process `pid` so far, by thread id ({} once it is gone)."""
-    seconds = {}
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return seconds
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # the thread ended between the listing and the read
-        seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
-    return seconds
 
 
 def census(start: dict, end: dict) -> dict:

@@ -9,7 +9,6 @@ to its training process.  The checks' `running(job)` parts turn what was read in
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import shutil
 import time
@@ -18,10 +17,10 @@ from pathlib import Path
 import psutil
 
 from scenarios.host import usable_cores
-from scenarios.instruments import helper_kind, process_memory_mb, shm_file_creator, torch_shm_files
+from scenarios.instruments import (CLOCK_TICKS, helper_kind, process_memory_mb, shm_file_creator, thread_cpu_s,
+                                   torch_shm_files)
 
 FORK_SERVER = "multiprocessing.forkserver"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 BUSY_CORE_SHARE = 0.1  # of one core over the window, for a thread to count as busy
 SPAWNED = "multiprocessing.spawn"
 
@@ -34,7 +33,7 @@ class Worker:
     cpu_s: list = dataclasses.field(default_factory=list)    # user + system seconds at each sample
     uss_mb: list = dataclasses.field(default_factory=list)   # private memory at each sample
     stack: str = ""
-    thread_ticks: list = dataclasses.field(default_factory=list)  # {tid: CPU clock ticks} at each sample
+    thread_cpu_s: list = dataclasses.field(default_factory=list)  # {tid: CPU seconds} at each sample
     sampled_at: list = dataclasses.field(default_factory=list)    # time.monotonic() of each sample
 
     @property
@@ -43,13 +42,13 @@ class Worker:
         the window: one per worker is a worker on one thread; more, pools that compete.  An idle
         worker's queue feeder, a few clock ticks in seconds, is no competitor (under load it
         reached a quarter of a near-idle worker's CPU)."""
-        if len(self.thread_ticks) < 2:
+        if len(self.thread_cpu_s) < 2:
             return 0
-        first, last = self.thread_ticks[0], self.thread_ticks[-1]
-        used = {tid: last[tid] - first.get(tid, 0) for tid in last}
+        first, last = self.thread_cpu_s[0], self.thread_cpu_s[-1]
+        used = {tid: last[tid] - first.get(tid, 0.0) for tid in last}
         total = sum(used.values())
-        core_tenth = BUSY_CORE_SHARE * (self.sampled_at[-1] - self.sampled_at[0]) * CLOCK_TICKS
-        return sum(1 for ticks in used.values() if ticks >= max(2, 0.25 * total, core_tenth))
+        core_tenth = BUSY_CORE_SHARE * (self.sampled_at[-1] - self.sampled_at[0])
+        return sum(1 for s in used.values() if s >= max(1.99 / CLOCK_TICKS, 0.25 * total, core_tenth))  # 2 ticks
 
     @property
     def cpu_share(self) -> float:
@@ -178,22 +177,10 @@ def _sample(workers: list, procs: dict) -> None:
             if memory:
                 worker.uss_mb.append(memory[0])
             worker.state, worker.threads = proc.status(), proc.num_threads()
-            worker.thread_ticks.append(_thread_ticks(worker.pid))
+            worker.thread_cpu_s.append(thread_cpu_s(worker.pid))
             worker.sampled_at.append(time.monotonic())
         except psutil.Error:
             worker.state = "dead"
-
-
-def _thread_ticks(pid: int) -> dict:
-    """Each thread's user + system CPU in clock ticks (/proc/PID/task/TID/stat, fields 14 and 15)."""
-    ticks = {}
-    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            ticks[int(stat.parent.name)] = int(fields[11]) + int(fields[12])
-        except (OSError, ValueError, IndexError):
-            continue
-    return ticks
 
 
 STACKS_BUDGET_S = 7.0   # py-spy reads after the window: with the default 6 s window, an answer within 15 s
