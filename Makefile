@@ -19,16 +19,19 @@ SETUP :=
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test notebooks figures workshop workshop-status doctor bench clean clean-all list
+.PHONY: help setup lint test notebooks figures tables workshop workshop-status doctor explain bench clean clean-all list
 
 help:
 	@echo "DataLoader Clinic: PyTorch DataLoader failures, reproduced and fixed"
 	@echo ""
 	@echo "  make scenario-NN   run scenario NN, broken then fixed, and print the verdict"
 	@echo "  make diff-NN       show the fix: diff -u broken.py fixed.py"
-	@echo "  make test          the whole test suite (scenarios, runner, fixes, notebooks)"
+	@echo "  make test          the whole test suite (scenarios, runner, fixes, notebooks), after make lint"
+	@echo "  make lint          ruff, the pinned linter, over the code (rules: pyproject.toml)"
 	@echo "  make notebooks     re-execute the walkthroughs in notebooks/ in place"
-	@echo "  make figures       run every variant once; rewrite each README's Measured block and the notebooks from it, the Benchmarks block from the stored bench run"
+	@echo "  make figures       run every variant once; rewrite each README's Measured block, the tables and the notebooks from it, the Benchmarks block from the stored bench run"
+	@echo "  make tables        rewrite the front page's and WORKSHOP.md's tables from the declarations and Measured blocks (runs nothing)"
+	@echo "  make list          the scenarios, one line each"
 	@echo "  make workshop      every scenario in order, then a summary table (demo mode)"
 	@echo "  make practice-NN   exercise NN: copy broken.py to workshop/ (never over your attempt)"
 	@echo "  make check-NN      grade your workshop/NN_*.py (FILE=path to grade another file)"
@@ -36,9 +39,16 @@ help:
 	@echo "  make workshop-status   every exercise: not started / not yet / passed"
 	@echo "  make doctor        what this machine can and cannot reproduce"
 	@echo "  make doctor LOADER=train.py:make_loader   examine your own DataLoader (the function returns it)"
-	@echo "  make bench         our fixes against what users pick instead (a few minutes; exit 1: a goal not met)"
+	@echo "  make doctor PID=N  watch a training job running now, stuck or swelling, without stopping it"
+	@echo "  make doctor ORPHANS=1   DataLoader workers a killed job left behind (KILL=1 also ends them)"
+	@echo "  make explain LOG=train.log   each DataLoader failure in a log or traceback: its scenario and fix (no LOG: paste, then Ctrl-D)"
+	@echo "  make bench         our fixes against what users pick instead (exit 1: a goal not met)"
 	@echo "  make setup         create $(VENV) with the pinned requirements (automatic; CPU torch from TORCH_INDEX)"
 	@echo "  make clean         remove caches; 'make clean-all' also removes $(VENV)"
+	@echo ""
+	@echo "Exit status: each command's own (0 as it should be, 1 not, 2 bad input, 3 cannot run here) is the N of"
+	@echo "make's last line 'Error N'; make itself exits 2 for any status but 0. Scripts that need the status run"
+	@echo "the command itself: python -m scenarios -h lists them."
 	@echo ""
 	@echo "Scenarios:"
 	@for d in $(SCENARIO_DIRS); do \
@@ -81,13 +91,17 @@ list: $(SETUP)
 # the other core runs another scenario.  All tests of one scenario share a worker (conftest.py).
 TEST_WORKERS ?= 2
 
-test: $(SETUP)
+# The linter first, in seconds: the suite's minutes are not spent on code that does not lint.
+lint: $(SETUP)
+	$(PYTHON) -m ruff check .
+
+test: $(SETUP) lint
 	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 notebooks: $(SETUP)
 	$(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb
 
-# One run of every variant feeds both the READMEs' Measured blocks and the notebooks; the top README's
+# One run of every variant feeds the READMEs' Measured blocks (then the tables made from them) and the notebooks; the top README's
 # Benchmarks block comes from the stored bench run (no benchmark runs here).
 figures: $(SETUP)
 	@results=$$(mktemp -d); trap 'rm -rf "$$results"' EXIT; \
@@ -115,7 +129,13 @@ workshop-status: $(SETUP)
 	@$(PYTHON) -m scenarios workshop-status
 
 doctor: $(SETUP)
-	@$(PYTHON) -m scenarios doctor $(LOADER)
+	@$(PYTHON) -m scenarios doctor $(LOADER) $(if $(PID),--pid $(PID)) $(if $(ORPHANS),--orphans) $(if $(KILL),--kill)
+
+explain: $(SETUP)
+	@$(PYTHON) -m scenarios explain $(or $(LOG),-)
+
+tables: $(SETUP)
+	@$(PYTHON) -m scenarios tables
 
 # Writes its results to a file of its own, out/bench/<UTC time>.json (git-ignored); the stored run
 # (scenarios/clinic/bench/results.json) changes only when a maintainer copies one over it.

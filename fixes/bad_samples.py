@@ -32,8 +32,9 @@ separately:
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 from PIL import Image
 from torch.utils.data import Dataset, default_collate

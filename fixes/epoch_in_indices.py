@@ -39,7 +39,8 @@ One file, no project imports: copy it into your code base.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from torch.utils.data import Dataset, Sampler, get_worker_info
 
@@ -68,7 +69,7 @@ class EpochInIndices(Dataset):
             self.dataset.set_epoch(epoch)
             self._applied = epoch
 
-    def sampler(self, base: Iterable[int] | None = None) -> "EpochSampler":
+    def sampler(self, base: Iterable[int] | None = None) -> EpochSampler:
         """The sampler to give the DataLoader: `base`'s indices, each paired with the epoch."""
         return EpochSampler(self, range(len(self.dataset)) if base is None else base)
 

@@ -33,7 +33,8 @@ One file, no project imports: copy it into your code base.
 """
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from torch.utils.data.distributed import DistributedSampler
 

@@ -1,4 +1,4 @@
-"""parallel_map: parallel work inside a Dataset's __getitem__ that is safe in a DataLoader worker.
+"""parallel_map: parallel work inside a Dataset's `__getitem__` that is safe in a DataLoader worker.
 Fixes scenario 17 (a process pool inside a worker): `multiprocessing.Pool(...)` or
 `concurrent.futures.ProcessPoolExecutor(...)` started in `__getitem__` works with
 `num_workers=0` and fails in every worker with "AssertionError: daemonic processes are not

@@ -21,7 +21,7 @@ changes the probabilities from the loss sees its update that many visits late.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import torch
 from torch.utils.data import Sampler

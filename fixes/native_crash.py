@@ -23,8 +23,8 @@ import contextlib
 import faulthandler
 import os
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 _TRAIL_SLOT = 256  # bytes per worker trail file: one sample name, overwritten in place
 _trail_fd: int | None = None

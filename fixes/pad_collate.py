@@ -105,9 +105,10 @@ class PadCollate:
 
     A sample may be a tensor (or numpy array), or a tuple, list or dict of fields. Each field
     that is a tensor or array with at least one dimension (or, with `fields=`, each field
-    named there: indices for tuples and lists, names for namedtuples, keys for dicts) becomes a `Padded` batch; every other
-    field is collated by `default_collate`; a namedtuple keeps its type, a tuple becomes a list
-    (as with `default_collate`). Picklable, so it works with any start method.
+    named there: indices for tuples and lists, names for namedtuples, keys for dicts) becomes
+    a `Padded` batch; every other field is collated by `default_collate`; a namedtuple keeps
+    its type, a tuple becomes a list (as with `default_collate`). Picklable, so it works with
+    any start method.
     """
 
     def __init__(self, pad_value=0, dims=(0,), pad_to_multiple_of=None, fields=None):

@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 import pickle
 import threading
-from typing import Any, Callable, Generic, TypeVar
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 

@@ -48,7 +48,8 @@ import multiprocessing.reduction
 import pickle
 import sys
 import types
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["SpawnSafetyError", "check_spawn_safe"]
 
@@ -112,7 +113,7 @@ class _StartingWorker:
     def duplicate_for_child(self, fd: int) -> int:
         return fd
 
-    def DupFd(self, fd: int) -> int:  # noqa: N802 -- the name multiprocessing calls
+    def DupFd(self, fd: int) -> int:  # the name multiprocessing calls
         return fd
 
 
@@ -181,7 +182,8 @@ def _defined_only_under_main_guard(name: str) -> bool:
                     found.add(inside_guard)
             for block in ("body", "orelse", "handlers", "finalbody"):
                 children = getattr(node, block, None)
-                if isinstance(children, list) and not isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                own_scope = isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                if isinstance(children, list) and not own_scope:
                     found |= binds(children, inside_guard or (block == "body" and is_guard(node)))
         return found
 

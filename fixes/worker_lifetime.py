@@ -30,7 +30,7 @@ import select
 import signal
 import sys
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.5  # how often /proc is read where the kernel has no pidfd

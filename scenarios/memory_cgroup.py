@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import subprocess
 import sys
 import time
@@ -65,6 +66,37 @@ def _own_groups() -> dict[str, Path]:
             relative = path[len(root):] if path.startswith(root) and root != "/" else path
             found[kind] = point / relative.lstrip("/")
     return found
+
+
+def memory_cgroup_of(pid: int) -> dict:
+    """The memory cgroup of process `pid`: usage, limit and the kernel's OOM-kill count (v2 or v1)."""
+    try:
+        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+    except OSError:
+        return {}
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        base = Path("/sys/fs/cgroup") / path.lstrip("/") if controllers == "" else \
+            Path("/sys/fs/cgroup/memory") / path.lstrip("/") if "memory" in controllers.split(",") else None
+        if base is None or not base.is_dir():
+            continue
+        v2 = controllers == ""
+        read = {"usage": "memory.current" if v2 else "memory.usage_in_bytes",
+                "limit": "memory.max" if v2 else "memory.limit_in_bytes"}
+        found = {}
+        for key, name in read.items():
+            try:
+                text = (base / name).read_text().strip()
+                found[key] = None if text == "max" or int(text) >= 2**60 else int(text)
+            except (OSError, ValueError):
+                pass
+        events = base / ("memory.events" if v2 else "memory.oom_control")
+        match = re.search(r"oom_kill (\d+)", events.read_text()) if events.is_file() else None
+        if match:
+            found["oom_kills"] = int(match.group(1))
+        if found:
+            return found
+    return {}
 
 
 class MemoryGroup:

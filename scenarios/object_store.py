@@ -39,7 +39,7 @@ class LatencyObjectStore:
         self.url = ""
         self._process = None
 
-    def __enter__(self) -> "LatencyObjectStore":
+    def __enter__(self) -> LatencyObjectStore:
         listener = socket.create_server(("127.0.0.1", 0), backlog=128)
         self.url = f"http://127.0.0.1:{listener.getsockname()[1]}"
         context = multiprocessing.get_context("fork")

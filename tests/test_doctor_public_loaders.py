@@ -3,7 +3,7 @@ source): a faulty one is a risk of the scenario that explains it, a well-built o
 Also the mistakes the doctor once made on loaders of these shapes, each pinned by a test.
 
 The loaders are examined with the probe, in two doctor processes side by side (one torch import
-each), as tests/test_checkup.py's `probed` fixture does; a static check's own case runs without one.
+each), as tests/test_doctor_loader.py's `probed` fixture does; a static check's own case runs without one.
 """
 import json
 import subprocess
@@ -16,7 +16,7 @@ import psutil
 import pytest
 from conftest import REPO_ROOT
 
-from scenarios.clinic import doctor as checkup
+from scenarios.clinic import doctor
 from scenarios.instruments import torch_shm_files
 
 PUBLIC = "tests/loaders/public"
@@ -51,7 +51,7 @@ CHUNKS = [
 
 EXAMINE_CODE = f"""
 import json, sys, time
-from scenarios.clinic.doctor.examine import examine_file
+from scenarios.clinic.doctor.engine import examine_file
 out, results = sys.argv[1], {{}}
 for name in sys.argv[2:]:
     started = time.perf_counter()
@@ -164,7 +164,7 @@ def test_a_pool_made_in_a_preparation_step_is_a_note_once_workers_read_batches(e
 
 
 def test_a_pool_in_getitem_is_found_without_the_probe(capsys):
-    status = checkup.main(f"{PUBLIC}/pool_in_getitem.py:make_loader", as_json=True, probe=False)
+    status = doctor.main(f"{PUBLIC}/pool_in_getitem.py:make_loader", as_json=True, with_probe=False)
     findings = json.loads(capsys.readouterr().out)["findings"]
     assert status == 1 and [f["check"] for f in findings if f["level"] == "risk"] == ["pool-in-worker"]
 
@@ -177,7 +177,7 @@ def test_a_coin_flip_from_torchs_generator_never_reads_as_identical_draws():
     import coin_flip_augmentation
     import numpy_rng_on_dataset
 
-    from scenarios.clinic.doctor.checks.s12_identical_augmentations import verdict
+    from scenarios.clinic.doctor.checks.s12_identical_augmentations import _verdict as verdict
     from scenarios.clinic.doctor.probe_child import draws
 
     loader = coin_flip_augmentation.make_loader()
@@ -190,6 +190,6 @@ def test_a_build_over_the_limit_is_reported_at_the_limit():
     import torch.utils.data  # noqa: F401  (imported before the clock starts, as the doctor's process has)
 
     started = time.perf_counter()
-    with pytest.raises(checkup.BadInput, match=r"slow_build.py:make_loader\(\) did not return a loader within 3 s"):
-        checkup.load_loader(f"{PUBLIC}/slow_build.py:make_loader", limit_s=3)
+    with pytest.raises(doctor.BadInput, match=r"slow_build.py:make_loader\(\) did not return a loader within 3 s"):
+        doctor.load_loader(f"{PUBLIC}/slow_build.py:make_loader", limit_s=3)
     assert time.perf_counter() - started < 6  # at the limit, not after the loader's own 30 s

@@ -143,7 +143,7 @@ def test_pickles_and_forwards_attributes_of_the_wrapped_dataset():
     copy = pickle.loads(pickle.dumps(dataset))
     assert copy.size == 7 and len(copy) == 7 and copy.epoch == 2
     with pytest.raises(AttributeError):
-        copy.no_such_attribute
+        _ = copy.no_such_attribute
 
 
 def test_spawned_persistent_workers_follow_set_epoch_too():

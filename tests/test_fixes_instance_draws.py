@@ -45,7 +45,9 @@ def test_the_state_persists_across_epochs_until_the_bag_is_exhausted():
 
 
 def test_same_seed_same_draws_other_seed_other_draws():
-    make = lambda seed: list(InstanceDrawSampler(bags=4, instances=16, draw=4, shuffle=True, seed=seed))
+    def make(seed):
+        return list(InstanceDrawSampler(bags=4, instances=16, draw=4, shuffle=True, seed=seed))
+
     assert make(7) == make(7)
     assert make(7) != make(8)
 

@@ -10,7 +10,8 @@ from torch.utils.data import DataLoader
 from fixes.packed_records import PackedRecords
 from scenarios.synthetic_data import detection_annotations
 
-RECORDS = [{"file": "a.jpg", "boxes": [[1.0, 2.0, 3.0, 4.0]]}, ("tuple", 2), None, "text", 7.5, {"nested": {"deep": [1, 2]}}]
+RECORDS = [{"file": "a.jpg", "boxes": [[1.0, 2.0, 3.0, 4.0]]}, ("tuple", 2), None, "text", 7.5,
+           {"nested": {"deep": [1, 2]}}]
 
 
 def test_indexing_returns_equal_copies():

@@ -20,7 +20,8 @@ def sequences(lengths, features=None):
 
 def test_default_collate_fails_where_pad_collate_pads():
     batch = [(seq, 7) for seq in sequences([3, 1, 4])]
-    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, but got \[3\] at entry 0 and \[1\] at entry 1"):
+    with pytest.raises(RuntimeError, match=r"stack expects each tensor to be equal size, "
+                                           r"but got \[3\] at entry 0 and \[1\] at entry 1"):
         default_collate(batch)
     (values, lengths, mask), labels = PadCollate(pad_value=0)(batch)
     assert values.tolist() == [[1, 2, 3, 0], [1, 0, 0, 0], [1, 2, 3, 4]]
@@ -102,7 +103,8 @@ def test_bucket_sampler_yields_every_index_once_in_batches_of_similar_length():
     assert sum(len(b) < 32 for b in batches) == 1
 
     def padding(batches):
-        return 1 - sum(lengths[i] for b in batches for i in b) / sum(len(b) * max(lengths[i] for i in b) for b in batches)
+        padded = sum(len(b) * max(lengths[i] for i in b) for b in batches)
+        return 1 - sum(lengths[i] for b in batches for i in b) / padded
     random_batches = torch.randperm(1000, generator=gen).split(32)
     assert padding(batches) < 0.4 < 0.6 < padding([b.tolist() for b in random_batches])
 

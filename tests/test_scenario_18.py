@@ -54,8 +54,8 @@ def test_path_opened_handle_is_safe_here_and_forkserver_refuses_the_h5py_file(re
     out = report["variants"]["measure_alternatives"]["output_tail"]
     assert "inherited handle opened with a path: 0 of 1024 samples wrong, no error" in out
     # broken.py's handle on raw data: reported, either as a silent count or as h5py's error.
-    assert re.search(r"^broken\.py's handle, uncompressed file: (\d+ of 1024 samples wrong, no error|\w+ from a worker)$",
-                     out, re.M)
+    assert re.search(r"^broken\.py's handle, uncompressed file: "
+                     r"(\d+ of 1024 samples wrong, no error|\w+ from a worker)$", out, re.M)
     # PyTorch's own hint, then h5py's refusal, both in the main process at iter(loader).
     assert "UserWarning: Got pickle error when attempting to start a worker Process" in out
     assert "forkserver: TypeError: h5py objects cannot be pickled" in out

@@ -121,4 +121,5 @@ def test_myth_daemon_workers_outlive_a_sigterm(report):
 
 
 def test_nothing_of_the_scenario_is_left_running(report):
-    assert not [p.pid for p in psutil.process_iter() if _still_one_of_ours(p.pid) and "--train" in " ".join(p.cmdline())]
+    assert not [p.pid for p in psutil.process_iter()
+                if _still_one_of_ours(p.pid) and "--train" in " ".join(p.cmdline())]

@@ -49,7 +49,8 @@ def test_throughput_follows_the_busiest_workers_shards(report):
     m = report["variants"]["measure_shards_vs_workers"]["metrics"]
     # 5 files: worker 0 reads two files, twice the rows of the others, and the epoch waits for it.
     assert m["five_files_busiest_worker_samples"] == 2 * m["five_files_idlest_worker_samples"] == 96
-    assert m["five_files_relative_throughput"] < m["three_files_relative_throughput"] < m["four_files_relative_throughput"]
+    assert m["five_files_relative_throughput"] < m["three_files_relative_throughput"] \
+        < m["four_files_relative_throughput"]
     # 4 files and 3 files resharded into 12 row groups load alike: 60 rows per worker each.
     assert m["four_files_busiest_worker_samples"] == m["three_files_resharded_busiest_worker_samples"] == 60
 

@@ -16,7 +16,8 @@ from conftest import REPO_ROOT, scenario_report
 FOLDER = "24_resume_mid_epoch"
 SAMPLES, EPOCHS = 96, 2
 COUNTS = re.compile(r"^epoch (\d) counts per sample: ([\d ]+)$", re.M)
-KILLED = re.compile(r"^attempt 1: trained steps 1-(\d+), checkpoint at step (\d+), then SIGKILL to its (\d+) processes", re.M)
+KILLED = re.compile(r"^attempt 1: trained steps 1-(\d+), checkpoint at step (\d+), "
+                    r"then SIGKILL to its (\d+) processes", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,6 @@ def _job_module(monkeypatch):
 
 def _steps_forever(job):
     """A training loop that never ends by itself, with 2 forked DataLoader workers."""
-    import torch
     from torch.utils.data import DataLoader
     state = job.resume() or {"trained_on": []}
     loader = DataLoader(range(10_000), batch_size=8, num_workers=2, multiprocessing_context="fork")

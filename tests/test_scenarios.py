@@ -39,7 +39,8 @@ def test_declaration_is_sound(number):
         assert scenario.script(name).is_file(), f"{name}.py is declared but missing"
         assert spec["expect"] in EXPECTED_OUTCOMES, f"{name}: expect = {spec['expect']!r}"
         for metric, bounds in spec.get("metrics", {}).items():
-            assert bounds.keys() <= {"min", "max", "timing"} and bounds.keys() & {"min", "max"}, f"{name}.{metric}: {bounds}"
+            assert bounds.keys() <= {"min", "max", "timing"} and bounds.keys() & {"min", "max"}, \
+                f"{name}.{metric}: {bounds}"
             assert bounds.get("min", 1) != 0, f"{name}.{metric}: min = 0 is a bound no run can cross"
     # Limits add up within one test's timeout, with room for start-up.
     assert sum(scenario.limit_for(name) for name in scenario.variants) <= PER_TEST_TIMEOUT_S * 0.8

@@ -102,7 +102,8 @@ def test_broken_as_an_attempt_does_not_pass(number):
     grade = graded(number, "broken")
     assert grade.state == workshop.NOT_YET
     # The first sentence says what the run did against what fixed needs.
-    assert re.search(r"(ended with an error|a hang|killed by|worker process|output has no line like).*", grade.problems[0])
+    assert re.search(r"(ended with an error|a hang|killed by|worker process|output has no line like).*",
+                     grade.problems[0])
 
 
 @pytest.mark.parametrize("number", NUMBERS)
@@ -167,7 +168,8 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
      "the fixed run's workload is at least 782: run the whole workload"),
     ("shortcut_13_only_worker_0.py", "13",
      r"3 of the 4 DataLoader workers \(ids 1, 2, 3\) produced no batch: every worker must do its share"),
-    ("shortcut_09_fork.py", "09", "the DataLoader started its workers with fork; the exercise needs spawn or forkserver"),
+    ("shortcut_09_fork.py", "09",
+     "the DataLoader started its workers with fork; the exercise needs spawn or forkserver"),
     # (4) forged evidence: print and sys.exit replaced, the figure rewritten and the check's exit swallowed ...
     ("shortcut_05_print_and_exit_replaced.py", "05", "the attempt replaced print, sys.exit while it ran"),
     # ... the worker's daemon flag cleared, so that the pool starts ...
@@ -176,7 +178,8 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
     ("shortcut_16_made_up_figures.py", "16",
      "it reported batches_trained=16, but the training process received 0 batches from its DataLoaders"),
     # ... the measuring instrument replaced by a flat answer, the descriptor limit raised ...
-    ("shortcut_08_instrument_redefined.py", "08", r"the runner measured sampled_main_fds_peak=\d+; fixed needs at most 100"),
+    ("shortcut_08_instrument_redefined.py", "08",
+     r"the runner measured sampled_main_fds_peak=\d+; fixed needs at most 100"),
     # ... and workers that parse the index's first 2,000 records and wrap around them: every batch,
     # the annotations wrong, which 19's own check counts
     ("shortcut_19_first_records_only.py", "19", r"the epoch counted \d+ annotated objects; the index holds \d+"),
@@ -240,7 +243,8 @@ def test_a_raised_budget_fails(tmp_path):
     attempt = source("03", "broken").replace("WORKER_GROWTH_BUDGET_MB = 50", "WORKER_GROWTH_BUDGET_MB = 5000")
     assert "you changed WORKER_GROWTH_BUDGET_MB from 50 to 5000" in check_source("03", attempt, tmp_path).problems[0]
     # A budget imported from the scenario's helper module, set again in the attempt:
-    attempt = source("07", "fixed").replace("\n\nclass RemoteImages", "\nUTILISATION_TARGET = 0.1\n\n\nclass RemoteImages")
+    attempt = source("07", "fixed").replace("\n\nclass RemoteImages",
+                                            "\nUTILISATION_TARGET = 0.1\n\n\nclass RemoteImages")
     assert "you set UTILISATION_TARGET = 0.1 over the value broken.py imports" in \
         check_source("07", attempt, tmp_path).problems[0]
 
@@ -268,8 +272,8 @@ def test_a_run_that_crashed_says_so_first_not_run_the_whole_workload():
     seen = {"real_workers": 2, "batches": 4, "worker_batches": 6, "worker_share": 0.99,
             "workers": [{"worker_id": 0, "batches": 3}, {"worker_id": 1, "batches": 3}]}
     result = {"outcome": "error", "seconds": 2.0, "limit_s": 30, "worker_processes_seen": 2, "exit_code": 1,
-              "observed": seen, "evidence": "TypeError: default_collate: batch must contain tensors…", "output_tail": "",
-              "metrics": {}}
+              "observed": seen, "evidence": "TypeError: default_collate: batch must contain tensors…",
+              "output_tail": "", "metrics": {}}
     grade = workshop.grade(SCENARIOS["02"], result, source("02", "fixed"), source("02", "broken"))
     assert grade.problems[0] == "it ended with an error; fixed needs it to complete"
     assert not any("whole workload" in problem for problem in grade.problems), grade.problems
@@ -326,9 +330,9 @@ def test_printing_the_expected_lines_fails(tmp_path):
     assert "broken.py's `if repeats:`" in said and "you removed BAGS" in said
     # The real measurement kept, and a second, fixed line after it:
     broken = source("05", "broken")
-    grade = check_source("05", broken.replace('    print(f"metric lost_updates={lost}")\n',
-                                              '    print(f"metric lost_updates={lost}")\n    print("metric repeats=0")\n'),
-                         tmp_path)
+    forged = broken.replace('    print(f"metric lost_updates={lost}")\n',
+                            '    print(f"metric lost_updates={lost}")\n    print("metric repeats=0")\n')
+    grade = check_source("05", forged, tmp_path)
     assert grade.problems == ["the attempt prints `metric repeats=` with a fixed value; the grade reads "
                               "figures the script measures, so printing the expected line cannot pass"]
 

@@ -15,10 +15,10 @@ import os
 
 os.environ["TOKENIZERS_PARALLELISM"] = "true"  # MYTH: silences the warning, keeps the threads
 
-from torch.utils.data import DataLoader  # noqa: E402  (the variable first, as the advice goes)
+from torch.utils.data import DataLoader  # the variable first, as the advice goes
 
-from _corpus import build_tokenizer, make_texts  # noqa: E402
-from broken import Tokenize  # noqa: E402
+from _corpus import build_tokenizer, make_texts
+from broken import Tokenize
 
 
 def arm_watchdog(worker_id):

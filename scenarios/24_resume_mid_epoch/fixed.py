@@ -43,7 +43,7 @@ def train(job):
     if "loader" in state:
         loader.load_state_dict(state["loader"])
     while state["epoch"] < EPOCHS:
-        for batch in loader:  # after a resume: a new iterator, from the top of a new order
+        for batch in loader:  # after a resume: on from the batch after the checkpoint's
             job.train_step(state, batch["index"])  # a real loop trains on batch["x"] here
             state["step"] += 1
             if len(state["trained_on"]) % SAVE_EVERY == 0:

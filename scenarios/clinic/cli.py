@@ -4,6 +4,7 @@
     python -m scenarios run 03 [--variant broken fixed | all] [--json]
     python -m scenarios run all          # every scenario, then a summary table
     python -m scenarios figures [03 … | all]   # rewrite each README's Measured block from a run
+    python -m scenarios tables [--check]  # rewrite the front page's and WORKSHOP.md's tables; runs nothing
     python -m scenarios doctor           # what this machine can reproduce
     python -m scenarios doctor train.py:make_loader [--json] [--no-probe] [--check NAME]
     python -m scenarios doctor --list-checks
@@ -45,7 +46,10 @@ class Command:
 COMMANDS = {
     "list": Command("scenarios.clinic.run.commands", "list the scenarios"),
     "run": Command("scenarios.clinic.run.commands", "run a scenario's variants and judge them"),
-    "figures": Command("scenarios.clinic.run.commands", "run every variant and rewrite the READMEs' Measured blocks"),
+    "figures": Command("scenarios.clinic.run.commands", "run every variant and rewrite the READMEs' Measured blocks, "
+                       "then the tables made from them"),
+    "tables": Command("scenarios.clinic.tables", "rewrite the front page's and WORKSHOP.md's generated tables from "
+                      "the declarations, fixes/ and the Measured blocks; runs nothing"),
     "doctor": Command("scenarios.clinic.doctor.commands", "what this machine can reproduce; with FILE.py:FUNCTION, "
                       "examine the DataLoader that function returns"),
     "explain": Command("scenarios.clinic.doctor.explain", "a log or traceback (FILE or standard input): each "

@@ -52,7 +52,8 @@ def readable_and_not(samples):
     good = [sample for sample in samples if sample[0] is not None]
     bad = [(index, error) for image, error, index in samples if image is None]
     images, labels, indices = default_collate(good) if good else (
-        torch.empty(0, 3, SIZE, SIZE, dtype=torch.uint8), torch.empty(0, dtype=torch.long), torch.empty(0, dtype=torch.long))
+        torch.empty(0, 3, SIZE, SIZE, dtype=torch.uint8), torch.empty(0, dtype=torch.long),
+        torch.empty(0, dtype=torch.long))
     return images, labels, indices, bad
 
 

@@ -59,7 +59,7 @@ def main(dataset_class=DetectionDataset, max_steps=None):
     objects = 0
     for step, indices in enumerate(batches):
         read = [dataset.read(int(i)) for i in indices]
-        first_boxes, label_counts = torch.stack([r[0] for r in read]), torch.tensor([r[1] for r in read])
+        _first_boxes, label_counts = torch.stack([r[0] for r in read]), torch.tensor([r[1] for r in read])
         objects += int(label_counts.sum())
         if step % 25 == 0:
             watch.sample()

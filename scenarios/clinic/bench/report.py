@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scenarios.clinic import REPO_ROOT
 from scenarios.clinic.bench.in_flight import PLANNER_LOOSEST, too_loose, under_predicted
+from scenarios.clinic.blocks import markers, replace_block
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-README_BEGIN, README_END = "<!-- bench:begin -->", "<!-- bench:end -->"
+README_BLOCK = "bench"
+README_BEGIN, README_END = markers(README_BLOCK)
 
 
 def goals(result: dict) -> dict:
@@ -71,7 +73,6 @@ def goals_lines(result: dict) -> str:
 
 def readme_block(result: dict) -> str:
     return "\n".join([
-        README_BEGIN,
         (f"Written by `make figures` from the stored run (`make bench`, {result['wall_s']:.0f} s): "
          f"torch {result['torch']}, Python {result['python']}, {result['machine']}, "
          f"load average {result['load_average'][0]:.1f} at the start."), "",
@@ -84,13 +85,8 @@ def readme_block(result: dict) -> str:
         remote_table(result), "",
         "The price of each fix where nothing goes wrong:", "",
         happy_table(result), "",
-        "Goals:", "", goals_lines(result),
-        README_END])
+        "Goals:", "", goals_lines(result)])
 
 
 def write_readme(result: dict, readme: Path = REPO_ROOT / "README.md") -> None:
-    text = readme.read_text()
-    if README_BEGIN not in text or README_END not in text:
-        raise RuntimeError(f"{readme.name} has no {README_BEGIN} … {README_END} block to fill")
-    head, rest = text.split(README_BEGIN, 1)
-    readme.write_text(head + readme_block(result) + rest.split(README_END, 1)[1])
+    replace_block(readme, README_BLOCK, readme_block(result))

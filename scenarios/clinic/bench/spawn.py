@@ -28,7 +28,7 @@ class ReadEach(Dataset):
         for name, store in self.stores.items():
             try:
                 read[name] = (True, [store[i] for i in indices])
-            except Exception as err:  # noqa: BLE001 -- reported per store, the others go on
+            except Exception as err:  # reported per store, the others go on
                 read[name] = (False, f"{type(err).__name__}: {err}")
         return read
 
@@ -56,7 +56,7 @@ def spawn_check(stores: dict, records: list, indices=(0, 7, 63)) -> dict:
         try:
             ForkingPickler.dumps(store)  # what Process.start does with the dataset under spawn
             sendable[name] = store
-        except Exception as err:  # noqa: BLE001 -- whatever pickling raises, the store cannot go
+        except Exception as err:  # whatever pickling raises, the store cannot go
             results[name] = (False, f"cannot be sent to a spawn worker: {type(err).__name__}: {err}")
     if sendable:
         loader = DataLoader(ReadEach(sendable), batch_sampler=[list(indices)], collate_fn=_as_is,

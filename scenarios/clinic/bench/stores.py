@@ -17,16 +17,15 @@ import pickle
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from scenarios.clinic import REPO_ROOT
 from scenarios.clinic.bench import spawn
 from scenarios.instruments import MIB, WorkerMemoryWatch, loader_memory_bytes
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 
 
 class NumpySerializedList:
@@ -95,7 +94,7 @@ class NumpyColumns:
         self._files = np.array([r["file"] for r in records], dtype=np.bytes_)
         self._sizes = np.array([r["size"] for r in records], dtype=np.int32)
         self._boxes = np.array([b for r in records for b in r["boxes"]], dtype=np.float64).reshape(-1, 4)
-        self._labels = np.array([l for r in records for l in r["labels"]], dtype=np.int64)
+        self._labels = np.array([label for r in records for label in r["labels"]], dtype=np.int64)
 
     def __len__(self):
         return len(self._sizes)

@@ -37,10 +37,10 @@ from pathlib import Path
 
 import torch
 
+from scenarios.clinic import REPO_ROOT
 from scenarios.clinic.bench import report
 from scenarios.host import EXIT_BAD_INPUT, EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
 RESULTS_PATH = Path(__file__).with_name("results.json")
 RUNS_DIR = REPO_ROOT / "out" / "bench"
 SIZES = {"full": {"records": 200_000, "grid": ([1, 2], [1, 4], [8, 32]), "grid_steps": 24,

@@ -35,7 +35,7 @@ def run(args) -> int:
     if args.pid is not None:
         return running_main(args.pid, args.seconds, as_json=args.json, only=args.check)
     if args.loader:
-        return examine_main(args.loader, as_json=args.json, probe=not args.no_probe, only=args.check)
+        return examine_main(args.loader, as_json=args.json, with_probe=not args.no_probe, only=args.check)
     if args.json or args.no_probe or args.check:
         print("error: --json, --no-probe and --check apply to a loader: doctor FILE.py:FUNCTION", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -49,16 +49,17 @@ def list_checks() -> int:
 
     titles = {number: scenario.title for number, scenario in discover().items()}
     for check in sorted(CHECKS, key=lambda c: c.SCENARIO):
-        parts = [p for p in ("static", "measured") if hasattr(check, p)] + (["errors"] if getattr(check, "ERRORS", ()) else [])
+        parts = ([p for p in ("static", "measured") if hasattr(check, p)]
+                 + (["errors"] if getattr(check, "ERRORS", ()) else []))
         print(f"  {name_of(check):<38} {'+'.join(parts):<23} {', '.join(check.FIXES)}")
         print(f"  {'':<38} {titles.get(check.SCENARIO, '(scenario being written)')[:90]}")
     return EXIT_OK
 
 
-def examine_main(target: str, as_json: bool = False, probe: bool = True, limit_s: float | None = None,
+def examine_main(target: str, as_json: bool = False, with_probe: bool = True, limit_s: float | None = None,
                  only: list[str] | None = None) -> int:
     """`python -m scenarios doctor FILE.py:FUNCTION [--json] [--no-probe] [--check NAME]`: the exit status."""
-    from scenarios.clinic.doctor.examine import examine_file
+    from scenarios.clinic.doctor.engine import examine_file
     from scenarios.clinic.doctor.findings import BadInput, format_report, readable
     from scenarios.clinic.doctor.probe import PROBE_LIMIT_S
 
@@ -66,7 +67,7 @@ def examine_main(target: str, as_json: bool = False, probe: bool = True, limit_s
     if as_json:  # whatever the user's code prints (now, or from its threads later) goes to stderr
         sys.stdout = sys.stderr
     try:  # (python -m scenarios has checked that torch, numpy and psutil are installed)
-        findings = examine_file(target, probe=probe, limit_s=limit_s or PROBE_LIMIT_S, only=only)
+        findings = examine_file(target, with_probe=with_probe, limit_s=limit_s or PROBE_LIMIT_S, only=only)
     except BadInput as err:
         print(f"error: {readable(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -91,7 +92,7 @@ def running_main(pid: int, seconds: float, as_json: bool = False, only=None) -> 
     import psutil
 
     from scenarios.clinic.doctor.findings import BadInput, format_report
-    from scenarios.clinic.doctor.running import examine_running
+    from scenarios.clinic.doctor.engine import examine_running
 
     if not 0.5 <= seconds <= 60:
         print("error: --seconds takes 0.5 to 60", file=sys.stderr)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import re
 import signal
 
-from scenarios.clinic.doctor.loading import is_theirs
+from scenarios.clinic.doctor import events
+from scenarios.clinic.doctor.stacks import frame_lines, frames, main_thread_state, processes
+from scenarios.clinic.paths import is_theirs
 
 
-STAGES = {"iterate": "iterating the loader as configured", "compare": "reading the same batches with num_workers=0",
-          "draws": "fetching one index through 2 workers", "build": "building the loader"}
+STAGES = {events.ITERATE: "iterating the loader as configured",
+          events.COMPARE: "reading the same batches with num_workers=0",
+          events.DRAWS: "fetching one index through 2 workers", "build": "building the loader"}
 
 
 def stage_text(name: str, workers: int) -> str:
-    if name == "compare" and not workers:
+    if name == events.COMPARE and not workers:
         return "reading through 2 workers"
     return STAGES.get(name, name or "starting")
 
@@ -45,8 +48,8 @@ def faulting_frame(output: list[str]) -> str:
 def in_process_outcome(probe) -> str:
     """After an error in the workers the probe reads the same samples in its own process:
     what happened there, as a sentence to add to the evidence."""
-    errors = probe.all("error")
-    if len(errors) > 1 and errors[1].get("stage") == "compare":
+    errors = probe.all(events.ERROR)
+    if len(errors) > 1 and errors[1].get("stage") == events.COMPARE:
         headline, frame = genuine_lines(f"{errors[1].get('type')}: {errors[1].get('message', '')}",
                                          errors[1].get("traceback", ""))
         first_line = genuine_lines(f"{errors[0].get('type')}: {errors[0].get('message', '')}",
@@ -54,10 +57,10 @@ def in_process_outcome(probe) -> str:
         if first_line.endswith(headline):
             return "; with num_workers=0 the same error, in the probe's own process"
         return f"; with num_workers=0: {headline}" + (f" (raised at {frame})" if frame else "")
-    if probe.first("compare"):
+    if probe.first(events.COMPARE):
         return "; with num_workers=0 the same batches load without error: it fails only in workers"
     status = probe.exit_status
-    if probe.stage == "compare" and not probe.first("done") and status is not None and status < 0:
+    if probe.stage == events.COMPARE and not probe.first(events.DONE) and status is not None and status < 0:
         frame = faulting_frame(probe.output)
         return (f"; with num_workers=0 the probe's own process died of {signal.Signals(-status).name}"
                 + (f" in {frame}" if frame else ""))
@@ -67,15 +70,12 @@ def in_process_outcome(probe) -> str:
 def worker_frames(stacks: str, pids: list[int]) -> str:
     """The top frames of each worker's stack (py-spy's dump), one entry per worker."""
     shown = []
-    for block in re.split(r"(?m)^(?=Process \d+)", stacks):
-        match = re.match(r"Process (\d+)", block)
-        if not match or (pids and int(match.group(1)) not in pids):
+    for pid, block in processes(stacks):
+        if pids and pid not in pids:
             continue
-        frames = [line.strip() for line in block.splitlines()[1:] if line.startswith("    ")]
-        state = re.search(r'^Thread \d+ \(([^)]*)\): "MainThread"', block, re.MULTILINE)
-        top = frames[:3] if frames else [block.strip().splitlines()[0][:200]]
-        shown.append(f"worker {match.group(1)}" + (f" ({state.group(1)})" if state else "")
-                     + " in " + " ← ".join(top))
+        state = main_thread_state(block)
+        shown.append(f"worker {pid}" + (f" ({state})" if state else "") + " in "
+                     + (frames(block, 3) if frame_lines(block) else block.strip().splitlines()[0][:200]))
     return "; ".join(shown[:2])
 
 
@@ -85,14 +85,15 @@ def in_flight(setup, probe) -> dict | None:
     from fixes.memory_in_flight import batches_in_flight, predicted_peak_bytes
     from scenarios.clinic.doctor.findings import mb
 
-    first = probe.first("first-batch")
+    first = probe.first(events.FIRST_BATCH)
     if not first or not setup.num_workers:
         return None
     batch, workers, prefetch = first["bytes"], setup.num_workers, setup.prefetch_factor or 2
-    measured_shm = max((m.get("shm") or 0 for m in probe.all("memory")), default=0)
+    measured_shm = max((m.get("shm") or 0 for m in probe.all(events.MEMORY)), default=0)
     count = batches_in_flight(workers, prefetch)
     pinned = workers * prefetch * batch if setup.pin_memory else 0
     return {"bytes": count * batch, "pinned": pinned, "peak": predicted_peak_bytes(batch, workers, prefetch) + pinned,
             "arithmetic": f"one batch is {mb(batch)}; {workers} workers × prefetch_factor {prefetch} + 2 = {count} "
                           f"batches in flight: {mb(count * batch)}"
-                          + (f" (the probe's loader held up to {mb(measured_shm)} of /dev/shm)" if measured_shm else "")}
+                          + (f" (the probe's loader held up to {mb(measured_shm)} of /dev/shm)"
+                             if measured_shm else "")}

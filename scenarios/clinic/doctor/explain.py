@@ -27,7 +27,8 @@ THROUGH_DATALOADER = re.compile(r"torch[/\\]utils[/\\]data[/\\]|DataLoader|_work
 # too (a traceback's frame; faulthandler's "line N in f" has no comma and stays out).
 START = re.compile(r"^Traceback \(most recent call last\):|^\s*File \".*\", line \d+, in |"
                    r"^(?:\S+Error|\S+Exception|Exception)\b.*:|"
-                   r"^(?:ERROR|Error|RuntimeError)\b|DataLoader worker|huggingface/tokenizers|Too many dataloader workers")
+                   r"^(?:ERROR|Error|RuntimeError)\b|DataLoader worker|huggingface/tokenizers|"
+                   r"Too many dataloader workers")
 
 
 def unwrap(text: str) -> list[str]:

@@ -8,12 +8,12 @@ import sys
 import tempfile
 import textwrap
 
-from scenarios.clinic.run.declarations import REPO_ROOT, SCENARIOS_DIR
+from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
+from scenarios.clinic.doctor import events
 from scenarios.clinic.run.declarations import ScenarioError as BadInput  # noqa: F401  (one bad-input exception)
 
 MIB = 2**20
 LEVELS = ("risk", "note", "crashed")   # crashed: a check raised; its report survives (as flutter's doctor)
-PROBE_FOLDER_PREFIX = "clinic-checkup-"
 
 
 @dataclasses.dataclass
@@ -43,6 +43,21 @@ def finder(scenario: str, fixes: dict):
     return found
 
 
+def merge_same(findings: list[Finding], probe) -> list[Finding]:
+    """The default rule: the same finding read and then measured becomes one, with both pieces
+    of evidence, a risk if either was."""
+    merged = []
+    for finding in findings:
+        twin = next((f for f in merged if f.check == finding.check), None)
+        if twin is None:
+            merged.append(finding)
+            continue
+        twin.evidence += f"; in the probe: {finding.evidence.removeprefix('measured: ')}"
+        twin.level = "risk" if "risk" in (twin.level, finding.level) else twin.level
+        twin.details = twin.details or finding.details
+    return merged
+
+
 def mb(n: float) -> str:
     if n < MIB / 10:
         return f"{n / 1024:,.0f} KB"
@@ -53,7 +68,8 @@ def readable(text: str) -> str:
     """The paths of this machine as a reader's own would read (supervise.readable_paths), and
     without the probe's temporary folder or the interpreter's installation."""
     from scenarios.clinic.run.supervise import readable_paths
-    text = re.sub(re.escape(tempfile.gettempdir()) + rf"/{PROBE_FOLDER_PREFIX}[^/\s]+/", "", readable_paths(text))
+    text = re.sub(re.escape(tempfile.gettempdir()) + rf"/{events.PROBE_FOLDER_PREFIX}[^/\s]+/", "",
+                  readable_paths(text))
     for prefix in {sys.base_prefix, os.path.realpath(sys.base_prefix)}:
         text = text.replace(os.path.join(prefix, "bin", ""), "")
     return text
@@ -94,7 +110,7 @@ def format_report(findings: Findings) -> str:
     for finding in findings:
         lines += ["", f"{finding.level:<4}  {finding.scenario}  {finding.check}"]
         lines += _wrapped(finding.evidence, "") + _wrapped(finding.fix, "fix: ") + [f"      see: {finding.readme}"]
-        if finding.details and finding.check in ("hang", "stuck-now"):
+        if finding.details and finding.check == "hang":
             lines += ["      stacks:"] + [f"        {line}" for line in finding.details.splitlines()[:40]]
     risks = len(findings.risks)
     crashed = sum(f.level == "crashed" for f in findings)

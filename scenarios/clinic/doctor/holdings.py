@@ -57,7 +57,7 @@ def _is_connection(obj) -> bool:
     return False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _library_types(library) -> frozenset:
     return frozenset(v for v in vars(library).values() if isinstance(v, type))
 

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import os
 import signal
 import sys
-import sysconfig
 import threading
 import time
 import traceback
@@ -15,32 +13,9 @@ import types
 from pathlib import Path
 
 from scenarios.clinic.doctor.findings import BadInput
-from scenarios.clinic.run.declarations import REPO_ROOT, SCENARIOS_DIR
+from scenarios.clinic.paths import is_theirs, shown
 
 BUILD_LIMIT_S = 120.0     # the most your function may take to return the loader, import included
-
-
-def shown(path) -> str:
-    """A path as the user would type it: relative to the current folder when inside it."""
-    try:
-        return os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
-    except ValueError:
-        return str(path)
-
-
-_NOT_THEIRS = tuple(str(Path(p).resolve()) for p in {
-    sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
-    SCENARIOS_DIR, sys.prefix, sys.base_prefix})
-
-
-def is_theirs(filename: str) -> bool:
-    """A frame of the user's code: not Python's, not an installed package's, not the clinic's.
-    Also for paths as the probe's output shows them (supervise.readable_paths)."""
-    version = f"python{sys.version_info[0]}.{sys.version_info[1]}/"
-    if filename.startswith(("<", "site-packages/", version, "scenarios/")):
-        return False
-    path = Path(filename) if os.path.isabs(filename) else REPO_ROOT / filename
-    return not str(path.resolve()).startswith(_NOT_THEIRS)
 
 
 def as_theirs(err: BaseException, doing: str) -> str:

@@ -49,12 +49,14 @@ def checks() -> list[tuple[bool, str, str]]:
         (sys.version_info >= (3, 11), f"Python {platform.python_version()}", "use Python 3.11 or newer"),
         (torch_version.split("+")[0] == _pinned("torch"), f"torch {torch_version} (pinned {_pinned('torch')})",
          "messages and figures differ between releases: run `make setup`"),
-        ("fork" in multiprocessing.get_all_start_methods(), f"start methods: {', '.join(multiprocessing.get_all_start_methods())}",
+        ("fork" in multiprocessing.get_all_start_methods(),
+         f"start methods: {', '.join(multiprocessing.get_all_start_methods())}",
          "the fork scenarios need Linux"),
         (True, start_method_line(), ""),
         (userns_problem is None, "unprivileged user namespaces (private /dev/shm for scenario 04)",
          userns_problem or ""),
-        (shm is not None, f"/dev/shm: {shm.free / 2**20:.0f} MB free of {shm.total / 2**20:.0f} MB" if shm else "/dev/shm missing",
+        (shm is not None,
+         f"/dev/shm: {shm.free / 2**20:.0f} MB free of {shm.total / 2**20:.0f} MB" if shm else "/dev/shm missing",
          "DataLoader workers pass batches through /dev/shm"),
         (spy_problem is None, "py-spy can read other processes' stacks (hang diagnosis)", spy_problem or ""),
         (True, f"open files limit (ulimit -n): {soft_fds}", ""),
@@ -68,5 +70,6 @@ def main() -> int:
     print("Scenarios:")
     for number, scenario in discover().items():
         why_not = missing_needs(scenario)
-        print(f"  {'✔' if not why_not else '✘'} {number} {scenario.title}" + (f"\n      → {why_not}" if why_not else ""))
+        print(f"  {'✔' if not why_not else '✘'} {number} {scenario.title}"
+              + (f"\n      → {why_not}" if why_not else ""))
     return 0

@@ -19,8 +19,10 @@ import time
 
 import psutil
 
-from scenarios.clinic.doctor.running import FORK_SERVER, _command, _maps, frames
 from scenarios.clinic.doctor.findings import readable
+from scenarios.clinic.doctor.job import FORK_SERVER
+from scenarios.clinic.doctor.running import command_of, maps_of
+from scenarios.clinic.doctor.stacks import frames
 from scenarios.host import EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 
@@ -66,23 +68,23 @@ def _comm(pid: int) -> str:
 
 
 def _kind(proc: psutil.Process) -> str | None:
-    command = _command(proc)
-    if FORK_SERVER in command and FORK_SERVER not in _command(proc.parent() or proc):
+    command = command_of(proc)
+    if FORK_SERVER in command and FORK_SERVER not in command_of(proc.parent() or proc):
         return "fork server"
-    if _comm(proc.pid) == "pt_data_worker" or set(WORKER_SIGNALS) <= _caught(proc.pid) and "torch" in _maps(proc.pid):
+    if _comm(proc.pid) == "pt_data_worker" or set(WORKER_SIGNALS) <= _caught(proc.pid) and "torch" in maps_of(proc.pid):
         return "worker"
     return None
 
 
 def _is_trainer(proc: psutil.Process) -> bool:
-    return "python" in _command(proc) and "torch" in _maps(proc.pid) and _kind(proc) is None
+    return "python" in command_of(proc) and "torch" in maps_of(proc.pid) and _kind(proc) is None
 
 
 def _orphaned(proc: psutil.Process, kind: str) -> bool:
     parent = proc.parent()
     if parent is None or parent.pid == 1:
         return True
-    if kind == "worker" and FORK_SERVER in _command(parent):
+    if kind == "worker" and FORK_SERVER in command_of(parent):
         return _orphaned(parent, "fork server")  # a forkserver worker goes with its fork server
     return not _is_trainer(parent)
 
@@ -100,7 +102,7 @@ def find_orphans(stacks: bool = True) -> list[Orphan]:
                 continue
             memory = proc.memory_full_info()
             found.append(Orphan(proc.pid, kind, time.time() - proc.create_time(), memory.uss / 2**20,
-                                _command(proc)[:200],
+                                command_of(proc)[:200],
                                 frames(stack_of(proc.pid, nonblocking=True, timeout_s=4)) if stacks else ""))
         except (psutil.Error, OSError):
             continue
@@ -118,7 +120,8 @@ def main(kill: bool = False, as_json: bool = False) -> int:
         print(f"{len(orphans)} orphaned DataLoader process(es), {held:,.0f} MB of private memory held "
               "(scenario 20: scenarios/20_orphaned_workers_after_sigkill/README.md):")
         for o in orphans:
-            print(readable(f"  {o.pid:>7}  {o.kind:<11} {o.age_s:>7.0f} s  {o.uss_mb or 0:>7,.0f} MB  {o.command}")[:110]
+            print(readable(f"  {o.pid:>7}  {o.kind:<11} {o.age_s:>7.0f} s  {o.uss_mb or 0:>7,.0f} MB  "
+                           f"{o.command}")[:110]
                   + (f"\n           waits in: {o.waits_in}" if o.waits_in else ""))
     if kill and orphans:
         for o in orphans:

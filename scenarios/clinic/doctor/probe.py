@@ -9,8 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scenarios.clinic.doctor.events import PREFIX
-from scenarios.clinic.doctor.findings import PROBE_FOLDER_PREFIX
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.loading import BUILD_LIMIT_S
 
 PROBE_LIMIT_S = 15.0      # the probe's measuring time, and the most a hanging loader costs
@@ -31,27 +30,27 @@ class ProbeResult:
     why_not: str = ""
 
     def first(self, name: str) -> dict | None:
-        return next((e for e in self.events if e["event"] == name), None)
+        return next((e for e in self.events if e["event"] == events.known(name)), None)
 
     def all(self, name: str) -> list[dict]:
-        return [e for e in self.events if e["event"] == name]
+        return [e for e in self.events if e["event"] == events.known(name)]
 
 
 def _event(line: str, result: ProbeResult) -> dict | None:
     """Parse one line of the probe's output: an event, or output kept as evidence."""
     # Not only at the start: a worker dying of SIGSEGV leaves PyTorch's message and a NUL
     # byte in front of the next line.
-    at = line.find(PREFIX)
+    at = line.find(events.PREFIX)
     if at >= 0:
         try:
-            event = json.loads(line[at + len(PREFIX):])
+            event = json.loads(line[at + len(events.PREFIX):])
         except json.JSONDecodeError:
             event = None
         if event:
             result.events.append(event)
             # Here, not in the watch: a probe that dies within one poll (a segfault in the
             # compare stage) has its last stage read only after it is gone.
-            if event["event"] == "stage":
+            if event["event"] == events.STAGE:
                 result.stage = event["stage"]
             if line[:at].strip(" \0"):
                 result.output.append(line[:at])
@@ -80,7 +79,7 @@ class _Watch:
             self.read += 1
             if event:
                 self.last_event = time.monotonic()
-                if event["event"] == "loaded":
+                if event["event"] == events.LOADED:
                     self.loaded_at = self.last_event
         now = time.monotonic()
         if self.loaded_at is None and now - self.started > self.build_allowance:
@@ -94,16 +93,16 @@ class _Watch:
         return None
 
 
-def run_probe(job: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0) -> ProbeResult:
+def run_probe(order: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0) -> ProbeResult:
     """Start the probe's child program under supervision, watch it, and stop it for good."""
     from scenarios.clinic.run.supervise import Supervised, remove_leaked_shm, shm_names
 
     result = ProbeResult()
-    folder = Path(tempfile.mkdtemp(prefix=PROBE_FOLDER_PREFIX))
-    (folder / "job.json").write_text(json.dumps(dict(job, budget_s=max(2.0, limit_s - 4.0))))
-    launcher = folder / "checkup_probe.py"
+    folder = Path(tempfile.mkdtemp(prefix=events.PROBE_FOLDER_PREFIX))
+    (folder / "order.json").write_text(json.dumps(dict(order, budget_s=max(2.0, limit_s - 4.0))))
+    launcher = folder / "clinic_probe.py"
     # A file of its own, so that spawned workers re-import a tiny main module (they import
-    # the parent's __main__ as __mp_main__), and so the child finds its job next to it.
+    # the parent's __main__ as __mp_main__), and so the child finds its order next to it.
     launcher.write_text("from scenarios.clinic.doctor.probe_child import main\n\n"
                         "if __name__ == \"__main__\":\n    main(__file__)\n")
     shm_before = shm_names()
@@ -125,6 +124,6 @@ def run_probe(job: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0) -
     result.exit_status = run.exit_status()
     result.leaked_shm = remove_leaked_shm(shm_before, run.seen, run.semaphores)
     if result.outcome == "completed":
-        result.outcome = "bad-input" if result.first("bad-input") else "error" if result.first("error") \
-            else "completed" if result.first("done") else "crashed"
+        result.outcome = "bad-input" if result.first(events.BAD_INPUT) else "error" if result.first(events.ERROR) \
+            else "completed" if result.first(events.DONE) else "crashed"
     return result

@@ -2,7 +2,7 @@
 
 It builds the user's loader again (their function called once more, or the loader
 unpickled), iterates a few batches with their own configuration, and reports what
-it measured as one line per event, `checkup-probe {json}`, so that whatever it
+it measured as one line per event, `clinic-probe {json}` (events.py), so that whatever it
 measured before a hang, a crash or the doctor's time limit survives.  The doctor
 runs it through supervise.py, which kills and reaps the whole tree afterwards.
 
@@ -36,7 +36,7 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 from fixes.memory_in_flight import batch_nbytes
-from scenarios.clinic.doctor.events import PREFIX
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.holdings import kind_of
 from scenarios.host import usable_cores
 from scenarios.instruments import loader_memory_bytes, open_fd_count, process_memory_mb
@@ -47,7 +47,7 @@ HASH_LIMIT_BYTES = 64 * 2**20  # fingerprints skip bigger arrays (and say so)
 
 
 def emit(event: str, **fields) -> None:
-    print(PREFIX + json.dumps({"event": event, **fields}, default=str), flush=True)
+    print(events.PREFIX + json.dumps({"event": events.known(event), **fields}, default=str), flush=True)
 
 
 # ---------------------------------------------------------------- what a batch is made of
@@ -149,15 +149,15 @@ def _attribute_fingerprints(dataset) -> dict[str, str]:
 # ---------------------------------------------------------------- building loaders
 
 
-def build(job: dict) -> DataLoader:
-    if job.get("target"):
+def build(order: dict) -> DataLoader:
+    if order.get("target"):
         from scenarios.clinic.doctor.loading import BadInput, load_loader
         try:
-            return load_loader(job["target"])[0]
+            return load_loader(order["target"])[0]
         except BadInput as err:
-            emit("bad-input", message=str(err))
+            emit(events.BAD_INPUT, message=str(err))
             sys.exit(2)
-    with open(job["pickled"], "rb") as stored:
+    with open(order["pickled"], "rb") as stored:
         return pickle.load(stored)
 
 
@@ -196,7 +196,7 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
     cpu_started = time.process_time()
     iterator = iter(loader)  # starts the workers
     workers = [psutil.Process(w.pid) for w in getattr(iterator, "_workers", []) if w.pid]
-    emit("workers-started", pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
+    emit(events.WORKERS_STARTED, pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
          parent_uss=round(parent[0], 1) if parent else None)
     hashes, count, measuring_s, last_sample, ended = [], 0, 0.0, -1.0, False
 
@@ -211,7 +211,7 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
             if measured:
                 uss[worker.pid] = round(measured[0], 2)
         shm = loader_memory_bytes()[1] if os.path.exists("/proc/self/smaps_rollup") else None
-        emit("memory", n=n, uss=uss, fds=open_fd_count(), shm=shm)
+        emit(events.MEMORY, n=n, uss=uss, fds=open_fd_count(), shm=shm)
         last_sample = time.perf_counter()
         measuring_s += last_sample - began
 
@@ -223,10 +223,10 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
             break
         now = time.perf_counter() - started
         if count == 1:
-            emit("first-batch", seconds=round(now, 3), **batch_shape(batch))
+            emit(events.FIRST_BATCH, seconds=round(now, 3), **batch_shape(batch))
         if iterable:
             hashes += sample_fingerprints(batch)
-        emit("batch", n=count, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
+        emit(events.BATCH, n=count, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
         del batch
         if workers and (count == len(workers) or time.perf_counter() - last_sample > 0.3):
             sample(count)
@@ -266,11 +266,11 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
         if first_at is None:
             first_at = time.perf_counter() - started
             if first_batch:
-                emit("first-batch", seconds=round(first_at, 3), **batch_shape(batch))
+                emit(events.FIRST_BATCH, seconds=round(first_at, 3), **batch_shape(batch))
         if isinstance(loader.dataset, IterableDataset):
             hashes += sample_fingerprints(batch)
         del batch
-        emit("tick", n=count)  # progress: the doctor tells a slow stage from a stuck one
+        emit(events.TICK, n=count)  # progress: the doctor tells a slow stage from a stuck one
         if time.perf_counter() - started > budget_s and count >= 2:
             break
     seconds = time.perf_counter() - started
@@ -286,12 +286,9 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
             "samples": len(hashes), "sample_hashes": hashes, "ended": ended, "changed_attributes": changed}
 
 
-DRAW_PAIRS = 16  # checks/s12_identical_augmentations.py: why 16 pairs make the verdict safe
-
-
 def draws(loader: DataLoader, budget_s: float) -> dict | None:
-    """Fetch one index DRAW_PAIRS times through each of two workers, and 2 × DRAW_PAIRS times in
-    this process: do two workers draw the same "random" numbers?  Stops at its budget (the
+    """Fetch one index DRAW_PAIRS times through each of two workers, and twice as often in this
+    process: do two workers draw the same "random" numbers?  Stops at its budget (the
     check then has too few pairs and says nothing)."""
     if isinstance(loader.dataset, IterableDataset) or not loader.num_workers:
         return None
@@ -299,7 +296,7 @@ def draws(loader: DataLoader, budget_s: float) -> dict | None:
     sampler = loader.batch_sampler if loader.batch_sampler is not None else None
     first = next(iter(sampler))[0] if sampler is not None else next(iter(loader.sampler))
     batched = loader.batch_sampler is not None
-    fetches = [[first]] * (2 * DRAW_PAIRS) if batched else [first] * (2 * DRAW_PAIRS)
+    fetches = [[first]] * (2 * events.DRAW_PAIRS) if batched else [first] * (2 * events.DRAW_PAIRS)
     # Two workers take the fetches in turn (0, 1, 0, 1, …), and batches come back in that order.
     two = copy_of(loader, 2, **({"batch_sampler": fetches} if batched else {"sampler": fetches}))
     delivered = []
@@ -308,46 +305,47 @@ def draws(loader: DataLoader, budget_s: float) -> dict | None:
         if time.perf_counter() - started > budget_s / 2:
             break
     _shut_down(getattr(two, "_iterator", None))
-    emit("tick", stage="draws")
+    emit(events.TICK, stage=events.DRAWS)
     in_process = []
-    while len(in_process) < 2 * DRAW_PAIRS and time.perf_counter() - started < budget_s:
+    while len(in_process) < 2 * events.DRAW_PAIRS and time.perf_counter() - started < budget_s:
         sample = loader.dataset[first]
         in_process.append(fingerprint(loader.collate_fn([sample]) if batched else loader.collate_fn(sample)))
     return {"index": repr(first)[:60], "by_worker": [delivered[0::2], delivered[1::2]], "in_process": in_process}
 
 
 def main(launcher: str) -> None:
-    job = json.loads(Path(launcher).with_name("job.json").read_text())
+    order = json.loads(Path(launcher).with_name("order.json").read_text())
     # The doctor's current folder and sys.path: relative data paths and the dataset's
     # modules resolve as they do there (spawned workers inherit both from here).
-    os.chdir(job.get("cwd") or os.getcwd())
-    sys.path[:0] = [entry for entry in job.get("sys_path", []) if entry not in sys.path]
+    os.chdir(order.get("cwd") or os.getcwd())
+    sys.path[:0] = [entry for entry in order.get("sys_path", []) if entry not in sys.path]
     started = time.perf_counter()
-    emit("started", pid=os.getpid(), fd_soft_limit=_fd_soft_limit(),
+    emit(events.STARTED, pid=os.getpid(), fd_soft_limit=_fd_soft_limit(),
          sharing_strategy=torch.multiprocessing.get_sharing_strategy())
-    loader = build(job)
-    emit("loaded", seconds=round(time.perf_counter() - started, 3))
-    budget_s = job["budget_s"]
+    loader = build(order)
+    emit(events.LOADED, seconds=round(time.perf_counter() - started, 3))
+    budget_s = order["budget_s"]
     # If a sample crashes this process (native code, in the compare stage), Python's own
     # fault handler prints the line that called into it.
     faulthandler.enable()
     measured, failed = {"batches": 0}, False
-    for stage in ("iterate", "compare", "draws"):
+    for stage in (events.ITERATE, events.COMPARE, events.DRAWS):
         left = budget_s - (time.perf_counter() - started)
-        if stage != "iterate" and left < 1:
-            emit("skipped", stage=stage, why=f"the probe's time was spent ({budget_s:.0f} s)")
+        if stage != events.ITERATE and left < 1:
+            emit(events.SKIPPED, stage=stage, why=f"the probe's time was spent ({budget_s:.0f} s)")
             continue
-        if failed and stage == "draws":
+        if failed and stage == events.DRAWS:
             break
-        emit("stage", stage=stage)
+        emit(events.STAGE, stage=stage)
         try:
-            if stage == "iterate":
+            if stage == events.ITERATE:
                 measured = result = iterate(loader, budget_s=min(4.0, left / 3))
-            elif stage == "compare":
+            elif stage == events.COMPARE:
                 # After an error in the workers, the same samples read in this process give
                 # the error as num_workers=0 shows it (often plainer), or show it does not happen.
                 stream = isinstance(loader.dataset, IterableDataset) and measured.get("ended")
-                result = compare(loader, MAX_BATCHES if failed else MAX_STREAM_BATCHES if stream else measured["batches"],
+                result = compare(loader,
+                                 MAX_BATCHES if failed else MAX_STREAM_BATCHES if stream else measured["batches"],
                                  budget_s=min(1.5 if failed else 3.0, left / 2),
                                  first_batch=not measured["batches"])
             else:
@@ -355,19 +353,19 @@ def main(launcher: str) -> None:
         except Exception as err:  # the user's error, whatever it is: the doctor maps it
             for _ in range(3):
                 try:
-                    emit("error", stage=stage, type=type(err).__name__, message=str(err),
+                    emit(events.ERROR, stage=stage, type=type(err).__name__, message=str(err),
                          traceback="".join(traceback.format_exception(err))[-6000:])
                     break
                 except Exception as raised_meanwhile:
                     # PyTorch's SIGCHLD handler raises wherever this process is when a worker
                     # dies, here too (after a ConnectionResetError from the dying worker, say).
                     err = raised_meanwhile
-            if failed or stage != "iterate":
+            if failed or stage != events.ITERATE:
                 break
             failed = True
             continue
         emit(stage, **(result or {}))
-    emit("done", seconds=round(time.perf_counter() - started, 3))
+    emit(events.DONE, seconds=round(time.perf_counter() - started, 3))
     sys.stdout.flush()
     # Skip the interpreter's teardown: a stuck non-daemon thread of the user's code must not
     # hold the probe open once everything is measured.

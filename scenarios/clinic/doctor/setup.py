@@ -50,7 +50,8 @@ def start_method_of(loader) -> tuple[str | None, str]:
     import multiprocessing
     if multiprocessing.get_start_method(allow_none=True):
         return multiprocessing.get_start_method(allow_none=True), "set_start_method() in this process"
-    return default_start_method(), f"the default of Python {sys.version_info[0]}.{sys.version_info[1]} on {sys.platform}"
+    return default_start_method(), (f"the default of Python {sys.version_info[0]}.{sys.version_info[1]} "
+                                     f"on {sys.platform}")
 
 
 def describe(loader) -> Setup:

@@ -4,13 +4,7 @@
 
 Imported on first use, so that `scenarios.clinic.run.declarations` alone stays light.
 """
-import importlib
+from scenarios.clinic import lazy_face
 
-_WHERE = {"run_scenario": "runner", "run_variant": "runner", "verdict": "report",
-          "CannotRunHere": "declarations", "ScenarioError": "declarations"}
-
-
-def __getattr__(name):
-    if name in _WHERE:
-        return getattr(importlib.import_module(f"scenarios.clinic.run.{_WHERE[name]}"), name)
-    raise AttributeError(f"module 'scenarios.clinic.run' has no attribute {name!r}")
+__getattr__ = lazy_face(__name__, {"run_scenario": "runner", "run_variant": "runner", "verdict": "report",
+                                   "CannotRunHere": "declarations", "ScenarioError": "declarations"})

@@ -40,8 +40,7 @@ def run(args) -> int:
             return EXIT_OK
         if args.command == "figures":
             numbers = list(discover()) if args.numbers == ["all"] else args.numbers
-            return _run_many(numbers, "all", sys.stderr, figures=True, as_json=False,
-                             all_of_them=args.numbers == ["all"])
+            return _run_many(numbers, "all", sys.stderr, figures=True, as_json=False)
         numbers = list(discover()) if args.number == "all" else [args.number]
         variants = "all" if args.variant == ["all"] else args.variant
         return _run_many(numbers, variants, None if args.json else sys.stderr, figures=False, as_json=args.json)
@@ -50,9 +49,9 @@ def run(args) -> int:
         return EXIT_BAD_INPUT
 
 
-def _run_many(numbers, variants, show, figures: bool, as_json: bool, all_of_them: bool = False) -> int:
+def _run_many(numbers, variants, show, figures: bool, as_json: bool) -> int:
     from scenarios.clinic.run.declarations import CannotRunHere
-    from scenarios.clinic.run.report import summary, verdict, write_measured, write_timings
+    from scenarios.clinic.run.report import summary, verdict, write_measured
     from scenarios.clinic.run.runner import run_scenario
 
     reports, statuses, not_run = [], [], {}
@@ -70,10 +69,23 @@ def _run_many(numbers, variants, show, figures: bool, as_json: bool, all_of_them
             print("\n" + verdict(report), flush=True)
         if figures:
             print(f"  wrote the Measured block of {write_measured(report)}", flush=True)
-    if figures and all_of_them and reports and not not_run:
-        print(f"  wrote the timings of {write_timings(reports)}", flush=True)
+    if figures:
+        _write_tables(not_run)
     if as_json:
         print(json.dumps(reports[0] if len(numbers) == 1 and reports else reports, indent=1))
     elif len(numbers) > 1:
         print("\n" + summary(reports, not_run))
     return combine(statuses)
+
+
+def _write_tables(not_run: dict[str, str]) -> None:
+    """After the Measured blocks, the tables made from them, so that no table waits for a run of all."""
+    from scenarios.clinic import tables
+    from scenarios.clinic.run.report import write_not_run
+
+    for number, why in not_run.items():
+        written = write_not_run(number, why)
+        print(f"  wrote why it is empty into the Measured block of {written}" if written else
+              f"  kept the Measured block of scenario {number}: figures of a machine that could run it", flush=True)
+    for block in tables.write():
+        print(f"  wrote the table {block}", flush=True)

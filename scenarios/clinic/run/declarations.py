@@ -13,6 +13,10 @@
     # metrics = { ratio_to_bound = { min = 0.9, timing = true } }
     limit_s = 12                # this variant's own limit, if it differs
 
+    [[symptoms]]                # a row of the front page's "Symptom you see → scenario" table;
+    seen = '''…'''              # the first is the scenario's main symptom
+    cause = '''…'''             # why, in a line
+
 A variant runs the script of its name (`broken.py` for [variants.broken]).
 """
 from __future__ import annotations
@@ -24,10 +28,9 @@ import sys
 import tomllib
 from pathlib import Path
 
+from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
 from scenarios.host import user_namespaces_problem
 
-SCENARIOS_DIR = Path(__file__).resolve().parents[2]
-REPO_ROOT = SCENARIOS_DIR.parent
 EXPECTED_OUTCOMES = ("completed", "error", "hang", "signal")
 
 
@@ -53,6 +56,7 @@ class Scenario:
     limit_s: float
     variants: dict  # name -> declaration (expect, evidence, metrics, limit_s)
     exercise: dict = dataclasses.field(default_factory=dict)  # the [exercise] table (workshop/rules.py)
+    symptoms: list = dataclasses.field(default_factory=list)  # [[symptoms]] rows: seen, cause (tables.py)
 
     @property
     def declaration(self) -> Path:
@@ -86,6 +90,7 @@ def discover() -> dict[str, Scenario]:
             limit_s=float(spec.get("limit_s", 60)),
             variants=spec["variants"],
             exercise=spec.get("exercise", {}),
+            symptoms=spec.get("symptoms", []),
         )
     return found
 

@@ -5,7 +5,6 @@ import re
 
 from scenarios.host import EXIT_CANNOT_RUN
 
-OUTCOMES = ("completed", "error", "hang", "signal", "cannot-run")
 # VALUE: any way Python prints a number (3, -0.0, .5, 5., 1.5e-08, 2.00e+00, 1E5, inf, -inf,
 # nan) and the digit groups Python reads back (1_000).
 _DIGITS = r"\d+(?:_\d+)*"
@@ -73,7 +72,8 @@ def unjudged(spec: dict, result: dict) -> list[str]:
     if share is None:
         return []
     return [f"{name}: a timing bound, not judged: the run's processes waited for a CPU {share:.0%} of the time "
-            f"(judged up to {BUSY_SHARE:.0%})" for name, bounds in spec.get("metrics", {}).items() if bounds.get("timing")]
+            f"(judged up to {BUSY_SHARE:.0%})"
+            for name, bounds in spec.get("metrics", {}).items() if bounds.get("timing")]
 
 
 def breaches(spec: dict, result: dict) -> list[str]:

@@ -62,7 +62,7 @@ def _note_replaced(pid: int) -> None:
         replaced = [name for name, original in _ORIGINALS.items() if now.get(name) != original]
         if replaced:
             _write({"k": "replaced", "pid": pid, "names": replaced})
-    except Exception:  # noqa: BLE001
+    except Exception:
         pass
 
 
@@ -103,7 +103,7 @@ class _PatchingLoader:
         self._loader.exec_module(module)
         try:
             _patch(module)
-        except Exception:  # noqa: BLE001 - the hook never breaks the attempt
+        except Exception:  # the hook never breaks the attempt
             pass
 
     def __getattr__(self, name):
@@ -155,7 +155,7 @@ def _watched_init(init):
                     "batch_size": self.batch_size, "start_method": method,
                     "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
                     "class": type(self).__name__})
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
     return __init__
 
@@ -171,7 +171,7 @@ def _watched_iter(iterate):
             iterator._clinic_tally = tally
             iterator._clinic_last = None
             _write(tally)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         return iterator
     return __iter__
@@ -198,7 +198,7 @@ def _watched_next(step):
             tally["samples"] += _samples(batch)
             self._clinic_last = time.process_time()
             _write(tally)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         return batch
     return __next__
@@ -254,7 +254,7 @@ class _CountingQueue:
                 if now - self._uss_at >= USS_EVERY_S:
                     record["uss_end_mb"], self._uss_at = _uss_mb(), now
                 _write(record)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         return self._queue.put(item, *args, **kwargs)
 
@@ -268,7 +268,7 @@ def _daemonic() -> bool | None:
     try:
         import multiprocessing
         return bool(multiprocessing.current_process()._config.get("daemon"))
-    except Exception:  # noqa: BLE001
+    except Exception:
         return None
 
 
@@ -292,7 +292,7 @@ def _watched_loop(loop):
                 kwargs["data_queue"] = _CountingQueue(kwargs["data_queue"], record, stateful)
             record["uss_end_mb"] = record["uss_start_mb"]
             _write(record)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         try:
             return loop(*args, **kwargs)
@@ -351,6 +351,6 @@ def summary(path) -> dict:
         "worker_share": round(worker_cpu / (worker_cpu + main_cpu), 4) if worker_cpu + main_cpu > 0 else None,
         "replaced": sorted(replaced),
         "undaemonic_workers": sum(1 for w in workers_list if w.get("daemon") is False),
-        "start_methods": sorted({l["start_method"] for l in loaders.values() if l.get("workers", 0) > 0
-                                 and l.get("start_method")}),
+        "start_methods": sorted({loader["start_method"] for loader in loaders.values()
+                                 if loader.get("workers", 0) > 0 and loader.get("start_method")}),
     }

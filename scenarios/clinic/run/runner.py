@@ -36,13 +36,13 @@ import os
 import signal
 import sys
 import time
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 
 from scenarios.clinic.run import judge
 from scenarios.clinic.run.declarations import CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs
 from scenarios.clinic.run.report import LiveStatus, verdict  # noqa: F401  (notebooks import verdict from here)
+from scenarios.clinic.run.report import torch_version
 from scenarios.clinic.run.sampling import SAMPLE_EVERY_S, MemorySeries
 from scenarios.clinic.run.supervise import Supervised, remove_leaked_shm, shm_names
 
@@ -176,16 +176,10 @@ def run_scenario(number: str, variants=("broken", "fixed"), show=None) -> dict:
         "slug": scenario.slug,
         "title": scenario.title,
         "python": sys.version.split()[0],
-        "torch": _torch_version(),
+        "torch": torch_version(),
         "reproduced": results["broken"]["as_expected"] if "broken" in results else None,
         "fixed": results["fixed"]["as_expected"] if "fixed" in results else None,
         "cannot_run": any(r["outcome"] == "cannot-run" for r in results.values()),
         "variants": results,
     }
 
-
-def _torch_version() -> str | None:
-    try:
-        return version("torch")
-    except PackageNotFoundError:
-        return None

@@ -7,9 +7,11 @@ import secrets
 import sys
 from pathlib import Path
 
+from scenarios.clinic.paths import shown
 from scenarios.clinic.run import judge
 from scenarios.clinic.run.declarations import (CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs)
-from scenarios.clinic.workshop.rules import (AttemptSyntaxError, CANNOT_RUN, Grade, NOT_YET, PASSED, _shown, attempt_path, exercise_of, read_attempt, static_problems)
+from scenarios.clinic.workshop.rules import (AttemptSyntaxError, CANNOT_RUN, Grade, NOT_YET, PASSED,
+                                             attempt_path, exercise_of, read_attempt, static_problems)
 from scenarios.synthetic_data import GRADING_SEED
 
 
@@ -74,8 +76,9 @@ def observation_problems(wanted: dict, seen: dict, reported: dict | None = None,
     if idle:
         least = wanted["every_worker_batches"]
         ids = ", ".join(sorted(str(w.get("worker_id")) for w in idle))
+        produced = "no batch" if least == 1 else f"fewer than {least} batches"
         problems.append(f"{len(idle)} of the {real} DataLoader workers (ids {ids}) produced "
-                        f"{'no batch' if least == 1 else f'fewer than {least} batches'}: every worker must do its share")
+                        f"{produced}: every worker must do its share")
     per_batch = seen.get("worker_ms_per_batch")
     if per_batch is not None and per_batch < wanted.get("worker_ms_per_batch", 0):
         problems.append(f"the DataLoader workers spent {per_batch:.3g} ms of CPU per batch, under the "
@@ -88,8 +91,8 @@ def observation_problems(wanted: dict, seen: dict, reported: dict | None = None,
                         f"the workers to do at least {wanted['worker_share']:.0%}")
     cleared = seen.get("undaemonic_workers", 0)
     if wanted.get("daemonic") and cleared:
-        problems.append(f"{_n(cleared, 'worker')} cleared {'its' if cleared == 1 else 'their'} daemon flag: a DataLoader "
-                        "worker stays daemonic (it may start no processes), and the exercise keeps it so")
+        problems.append(f"{_n(cleared, 'worker')} cleared {'its' if cleared == 1 else 'their'} daemon flag: "
+                        "a DataLoader worker stays daemonic (it may start no processes), and the exercise keeps it so")
     methods = set(seen.get("start_methods", []))
     allowed = wanted.get("start_methods")
     if allowed and methods - set(allowed):
@@ -165,7 +168,7 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
     scenario = get_scenario(number)
     path = Path(file) if file else attempt_path(scenario)
     if not file and not path.is_file():
-        raise ScenarioError(f"no attempt {_shown(path)} yet: `make practice-{scenario.number}` makes it")
+        raise ScenarioError(f"no attempt {shown(path)} yet: `make practice-{scenario.number}` makes it")
     source = read_attempt(path)
     broken_source = scenario.script("broken").read_text()
     why_not = missing_needs(scenario)
@@ -177,10 +180,10 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
         result = None
     else:
         if show:
-            print(f"▶ {_shown(path)}  (graded as scenario {scenario.number}'s fixed.py: "
+            print(f"▶ {shown(path)}  (graded as scenario {scenario.number}'s fixed.py: "
                   f"limit {scenario.limit_for('fixed'):g} s)", file=show, flush=True)
         result = run_variant(scenario, "fixed", show, script=path.resolve(), env=env)
-    graded = grade(scenario, result, source, broken_source, file=_shown(path))
+    graded = grade(scenario, result, source, broken_source, file=shown(path))
     if result is not None and env:
         graded.seen["seed"] = int(env[GRADING_SEED])
     if record and path.resolve() == attempt_path(scenario).resolve():
@@ -224,7 +227,8 @@ def grade_text(graded: Grade) -> str:
         lines.append("  where each process waited when the limit hit (innermost calls first; all of it: --json):")
         lines += [f"    {line}" for line in _short_stacks(stacks)]
     if graded.state == NOT_YET:
-        lines.append(f"  next: make hint-{graded.scenario} · read the README's Root cause · make check-{graded.scenario}")
+        lines.append(f"  next: make hint-{graded.scenario} · read the README's Root cause"
+                     f" · make check-{graded.scenario}")
     return "\n".join(lines)
 
 

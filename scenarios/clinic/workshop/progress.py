@@ -7,8 +7,10 @@ import json
 import shutil
 from pathlib import Path
 
+from scenarios.clinic.paths import shown
 from scenarios.clinic.run.declarations import Scenario, ScenarioError, discover, get_scenario, missing_needs
-from scenarios.clinic.workshop.rules import (CANNOT_RUN, Grade, NOT_YET, PASSED, PROGRESS_FILE, WORKSHOP_DIR, _shown, attempt_path, exercise_of)
+from scenarios.clinic.workshop.rules import (CANNOT_RUN, Grade, NOT_YET, PASSED, PROGRESS_FILE, WORKSHOP_DIR,
+                                             attempt_path, exercise_of)
 
 
 # ---------------------------------------------------------------- progress in workshop/
@@ -44,11 +46,11 @@ def practice(number: str, folder: Path | None = None) -> str:
     path = attempt_path(scenario, folder)
     n, readme = scenario.number, f"scenarios/{scenario.slug}/README.md"
     if path.exists():
-        opening = f"{_shown(path)} is already there: your attempt, left as it is."
+        opening = f"{shown(path)} is already there: your attempt, left as it is."
     else:
         path.parent.mkdir(exist_ok=True)
         shutil.copyfile(scenario.script("broken"), path)
-        opening = f"copied scenarios/{scenario.slug}/broken.py to {_shown(path)}"
+        opening = f"copied scenarios/{scenario.slug}/broken.py to {shown(path)}"
     lesson = exercise_of(scenario).get("lesson", scenario.title)
     why_not = missing_needs(scenario)
     return "\n".join([
@@ -56,7 +58,7 @@ def practice(number: str, folder: Path | None = None) -> str:
         "",
         f"Exercise {n}: {scenario.title}",
         f"  what it teaches: {lesson}",
-        f"  1. Edit {_shown(path)} until the failure is gone: the same data, sizes and loop,",
+        f"  1. Edit {shown(path)} until the failure is gone: the same data, sizes and loop,",
         "     the same workers, the same checks at the end; change only what causes it.",
         f"  2. Read {readme} (Symptom, Root cause) — not its Fix section, unless you want to.",
         f"  3. make check-{n}   runs your file through the runner and grades it (exit 0: passed)",
@@ -88,7 +90,8 @@ def solution(number: str, folder: Path | None = None) -> str:
     scenario = get_scenario(number)
     broken, fixed = scenario.script("broken"), scenario.script("fixed")
     rel = f"scenarios/{scenario.slug}"
-    diff = difflib.unified_diff(broken.read_text().splitlines(keepends=True), fixed.read_text().splitlines(keepends=True),
+    diff = difflib.unified_diff(broken.read_text().splitlines(keepends=True),
+                                fixed.read_text().splitlines(keepends=True),
                                 f"{rel}/broken.py", f"{rel}/fixed.py")
     folder = folder or WORKSHOP_DIR
     progress = _progress(folder)

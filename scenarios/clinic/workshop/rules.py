@@ -59,6 +59,7 @@ import re
 import traceback
 from pathlib import Path
 
+from scenarios.clinic.paths import shown
 from scenarios.clinic.run.declarations import REPO_ROOT, Scenario, ScenarioError
 from scenarios.host import EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
@@ -104,25 +105,18 @@ def attempt_path(scenario: Scenario, folder: Path | None = None) -> Path:
     return (folder or WORKSHOP_DIR) / f"{scenario.slug}.py"
 
 
-def _shown(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
 def read_attempt(path: Path) -> str:
     """The attempt's source, or ScenarioError (bad input) with one line that says why."""
     if path.is_dir():
-        raise ScenarioError(f"{_shown(path)} is a folder; give the attempt's .py file")
+        raise ScenarioError(f"{shown(path)} is a folder; give the attempt's .py file")
     if not path.is_file():
-        raise ScenarioError(f"no file {_shown(path)}")
+        raise ScenarioError(f"no file {shown(path)}")
     try:
         source = path.read_text()
     except UnicodeDecodeError:
-        raise ScenarioError(f"{_shown(path)} is not Python source (not UTF-8 text)") from None
+        raise ScenarioError(f"{shown(path)} is not Python source (not UTF-8 text)") from None
     try:
-        compile(source, _shown(path), "exec")
+        compile(source, shown(path), "exec")
     except (SyntaxError, ValueError) as err:  # ValueError: a NUL byte
         raise AttemptSyntaxError("".join(traceback.format_exception_only(err)).rstrip()) from None
     return source

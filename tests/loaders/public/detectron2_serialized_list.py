@@ -30,7 +30,8 @@ def scratch() -> Path:
 def write_records(path: Path) -> None:
     rng = np.random.default_rng(1)
     boxes, classes = rng.integers(0, 400, (RECORDS, 2, 4)).tolist(), rng.integers(0, 80, (RECORDS, 2)).tolist()
-    records = [{"file_name": f"img/{i:07d}.jpg", "image_id": i, "annotations": [{"bbox": [float(x) for x in b], "category_id": c}
+    records = [{"file_name": f"img/{i:07d}.jpg", "image_id": i,
+                "annotations": [{"bbox": [float(x) for x in b], "category_id": c}
                                 for b, c in zip(boxes[i], classes[i])]}
                for i in range(RECORDS)]
     path.write_text(json.dumps(records))

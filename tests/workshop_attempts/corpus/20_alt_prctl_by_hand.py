@@ -41,8 +41,9 @@ def stack_arrays(samples):
 
 
 def train(start_method):
+    # BUG: nothing ties the workers to this job
     loader = DataLoader(ShardDataset(), batch_size=8, num_workers=2, collate_fn=stack_arrays,
-                        multiprocessing_context=start_method, worker_init_fn=die_with_parent)  # BUG: nothing ties the workers to this job
+                        multiprocessing_context=start_method, worker_init_fn=die_with_parent)
     for step, batch in enumerate(loader):
         time.sleep(0.1)  # the training step: the workers run ahead and fill the pipe
         print(f"step {step}: batch of {batch.nbytes >> 10} KiB", flush=True)

@@ -6,7 +6,7 @@ import urllib.request
 from datasets import load_dataset
 from torch.utils.data import DataLoader, get_worker_info
 
-from _parquet_corpus import WORKERS, check_epoch, corpus, epoch
+from _parquet_corpus import check_epoch, corpus, epoch
 
 
 def fetch_image(row, url):

@@ -29,7 +29,8 @@ def train(job):
             job.train_step(state, batch["index"])  # a real loop trains on batch["x"] here
             state["step"] += 1
             if len(state["trained_on"]) % SAVE_EVERY == 0:
-                job.save(dict(state, loader=loader.state_dict()))  # BUG: the model, the epoch, the step; not where the loader is in its epoch
+                # BUG: the model, the epoch, the step; not where the loader is in its epoch
+                job.save(dict(state, loader=loader.state_dict()))
             if state["step"] == len(loader):  # the epoch's last step (sooner after a resume)
                 break
         state["epoch"], state["step"] = state["epoch"] + 1, 0

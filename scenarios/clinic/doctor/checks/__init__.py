@@ -1,21 +1,19 @@
 """The doctor's checks: one module per scenario, registered here in one list (as pytest's
 default_plugins).
 
-A check module owns everything about its scenario's diagnosis:
+A check module owns everything about its scenario's diagnosis, through the names of CONTRACT and
+no others (its helpers are private, `_name`; test_layout fails a public name outside it, so a
+misspelt hook is an error, not a check that never runs).  What a check needs is handed to it or
+read through the doctor's small shared readers (findings, evidence, holdings, setup, job, stacks,
+events), the lab kit and fixes/; it imports no other check and no part of the engine that runs it
+(examine, probe, running, commands, explain, orphans, machine, loading).
 
-    SCENARIO = "03"                      the scenario that explains what it finds
-    FIXES = {"copy-on-read": "…"}        the fix text of each finding it makes
-    ERRORS = [(regex, "check-name")]     error texts that point to it (the error table; optional)
-    LOG_TEXTS = [(regex, "check-name")]  warnings that name it in a log on their own (`explain`; optional)
-    def static(examined) -> [Finding]    what the loader, its dataset and this process show (optional)
-    def measured(examined, probe) -> [Finding]   what the probe's events show (optional)
-    def running(job) -> [Finding]        what a job running now shows (`doctor --pid`; optional)
-    def merge(findings, probe) -> [Finding]      its own rule for combining the two (optional;
-                                                 default: one finding per name, both evidences)
-
-The engine (doctor/examine.py) runs the list; a check that raises becomes one `crashed` finding
+The engine (doctor/engine.py) runs the list; a check that raises becomes one `crashed` finding
 naming it, and the rest of the report survives.
 """
+import ast
+import inspect
+
 from scenarios.clinic.doctor.checks import (
     s01_fork_inherited_lock,
     s02_corrupt_files,
@@ -42,6 +40,54 @@ from scenarios.clinic.doctor.checks import (
     s23_tokenizers_before_fork,
     s24_resume_mid_epoch,
 )
+
+# name: (kind, what it is).  A hook's parameters are named as here.
+CONTRACT = {
+    "SCENARIO": ("data", '"03": the scenario that explains what it finds'),
+    "FIXES": ("data", '{"copy-on-read": "…"}: the fix text of each finding it makes'),
+    "ERRORS": ("data", "[(regex, finding name)]: error texts that point to it (the error table; optional)"),
+    "LOG_TEXTS": ("data", "[(regex, finding name)]: warnings that name it in a log on their own (explain; optional)"),
+    "static": ("hook(examined)", "[Finding]: what the loader, its dataset and this process show"),
+    "measured": ("hook(examined, probe)", "[Finding]: what the probe's events show"),
+    "running": ("hook(job)", "[Finding]: what a job running now shows (doctor --pid; a job.Job)"),
+    "merge": ("hook(findings, probe)", "[Finding]: its own rule for joining the read and the measured "
+                                       "(default: findings.merge_same)"),
+    "error_detail": ("hook(error, probe)", "str: words added to the headline of an error its ERRORS matched"),
+}
+# The module docstring's first line is the cause `explain` quotes beside a matched text.
+REQUIRED = ("SCENARIO", "FIXES")
+
+
+def contract_problems(check) -> list[str]:
+    """What in a check module breaks the contract: a public name it defines outside CONTRACT, a
+    hook whose parameters differ, a required name missing, no docstring."""
+    problems = [f"no {name}" for name in REQUIRED if not hasattr(check, name)]
+    problems += [] if (check.__doc__ or "").strip() else ["no docstring (explain quotes its first line)"]
+    for name in _defined_names(check):
+        kind = CONTRACT.get(name, (None,))[0]
+        if name.startswith("_"):
+            continue
+        if kind is None:
+            problems.append(f"public name {name!r} is not in the contract (a misspelt hook, or a helper "
+                            "that should be private: _name)")
+        elif kind.startswith("hook"):
+            wanted = kind[5:-1].split(", ")
+            if list(inspect.signature(getattr(check, name)).parameters) != wanted:
+                problems.append(f"{name}{inspect.signature(getattr(check, name))} should take ({', '.join(wanted)})")
+    return problems
+
+
+def _defined_names(check) -> list[str]:
+    """The names the module's own top level binds (not those it imports)."""
+    names = []
+    for node in ast.parse(inspect.getsource(check)).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return names
+
 
 # The order is the error table's: the first pattern that matches a traceback wins, so the more
 # specific texts come first ("killed by signal: Killed" and "Bus error" before 06's "killed by

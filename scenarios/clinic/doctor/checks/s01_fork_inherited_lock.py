@@ -2,28 +2,31 @@
 import sys
 import threading
 
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.evidence import stage_text, worker_frames
 from scenarios.clinic.doctor.findings import finder
-from scenarios.clinic.doctor.loading import shown
+from scenarios.clinic.doctor.job import stuck_workers, waits_for_data
+from scenarios.clinic.doctor.stacks import frames
+from scenarios.clinic.paths import shown
 
 SCENARIO = "01"
-PER_WORKER_FIX = ("fixes/per_worker.py (PerWorker(factory): each worker builds its own object, lock or "
+_PER_WORKER_FIX = ("fixes/per_worker.py (PerWorker(factory): each worker builds its own object, lock or "
                   "connection included, on first use); or multiprocessing_context='forkserver' (then check "
                   "pickling, scenario 09)")
 FIXES = {
-    "threads-and-locks": PER_WORKER_FIX,
+    "threads-and-locks": _PER_WORKER_FIX,
     "threads-at-fork": "start threads after the loader's workers exist (persistent_workers=True), or "
                        "multiprocessing_context='forkserver'",
     "timeout": "DataLoader(timeout=…) above your slowest healthy batch turns the wait into an error; a detector, "
                "not a fix (scenario 01's myth_timeout.py)",
-    "hang": "if the stack shows a lock: " + PER_WORKER_FIX + "; if it shows a queue put: /dev/shm is full "
+    "hang": "if the stack shows a lock: " + _PER_WORKER_FIX + "; if it shows a queue put: /dev/shm is full "
             "(scenario 04)",
 }
 ERRORS = [(r"DataLoader timed out after", "hang")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
-def threads_at_fork() -> str:
+def _threads_at_fork() -> str:
     """The other threads of this process and where each one is, as a fork would find them."""
     frames = sys._current_frames()
     threads = [t for t in threading.enumerate() if t is not threading.main_thread() and t.is_alive()
@@ -40,32 +43,32 @@ def static(examined):
     if examined.workers and not examined.setup.timeout:
         stops = "a lock inherited at fork, a full /dev/shm" if examined.forked else \
             "a deadlock in __getitem__, a full /dev/shm"
-        findings.append(found("note", "timeout", f"timeout=0 (the default): a worker that stops ({stops}) "
-                              "leaves the loop waiting forever without a message"))
+        findings.append(_found("note", "timeout", f"timeout=0 (the default): a worker that stops ({stops}) "
+                               "leaves the loop waiting forever without a message"))
     return findings
 
 
 def _locks_at_fork(locks):
-    threads = threads_at_fork()
+    threads = _threads_at_fork()
     # An RLock of Python < 3.14 has no locked(); its repr says.
     held = [(path, lock) for path, lock in locks
             if (lock.locked() if hasattr(lock, "locked") else repr(lock).startswith("<locked"))]
     if held:
         kind = "RLock" if "RLock" in type(held[0][1]).__name__ else "Lock"
-        return [found("risk", "threads-and-locks",
-                      f"{held[0][0]} (a threading.{kind}) is held right now" + (f", and {threads}" if threads else "")
-                      + ". Forked workers inherit it held, with no thread to release it: their first "
-                      "__getitem__ that takes it waits forever")]
+        return [_found("risk", "threads-and-locks",
+                       f"{held[0][0]} (a threading.{kind}) is held right now" + (f", and {threads}" if threads else "")
+                       + ". Forked workers inherit it held, with no thread to release it: their first "
+                       "__getitem__ that takes it waits forever")]
     if locks and threads:
-        return [found("risk", "threads-and-locks",
-                      f"the dataset holds {len(locks)} lock(s) ({', '.join(sorted(p for p, _ in locks)[:3])}"
-                      f"{', …' if len(locks) > 3 else ''}) and {threads}. If a thread holds "
-                      "a lock at the moment the workers fork (every epoch, without persistent workers), those "
-                      "workers wait on it forever")]
+        return [_found("risk", "threads-and-locks",
+                       f"the dataset holds {len(locks)} lock(s) ({', '.join(sorted(p for p, _ in locks)[:3])}"
+                       f"{', …' if len(locks) > 3 else ''}) and {threads}. If a thread holds "
+                       "a lock at the moment the workers fork (every epoch, without persistent workers), those "
+                       "workers wait on it forever")]
     if threads:
-        return [found("note", "threads-at-fork",
-                      f"when the workers fork, {threads}. A lock one of them holds at that moment (in a library, "
-                      "a logger, a cache) stays held in every worker; the dataset itself holds no lock")]
+        return [_found("note", "threads-at-fork",
+                       f"when the workers fork, {threads}. A lock one of them holds at that moment (in a library, "
+                       "a logger, a cache) stays held in every worker; the dataset itself holds no lock")]
     return []
 
 
@@ -73,46 +76,23 @@ def measured(examined, probe):
     if probe.outcome != "hang":
         return []
     workers = examined.workers
-    pids = (probe.first("workers-started") or {}).get("pids", [])
+    pids = (probe.first(events.WORKERS_STARTED) or {}).get("pids", [])
     where = worker_frames(probe.stacks, pids) if workers else ""
-    return [found("risk", "hang",
-                  f"no progress for {probe.stall_s:.1f} s while {stage_text(probe.stage, workers)} "
-                  f"({len(probe.all('batch'))} batch(es) before it): the probe was stopped there"
-                  + (f". Where the workers wait: {where}" if where else ""), details=probe.stacks)]
+    return [_found("risk", "hang",
+                   f"no progress for {probe.stall_s:.1f} s while {stage_text(probe.stage, workers)} "
+                   f"({len(probe.all('batch'))} batch(es) before it): the probe was stopped there"
+                   + (f". Where the workers wait: {where}" if where else ""), details=probe.stacks)]
 
 
 def running(job):
     """Workers that use no CPU, inside the dataset's code rather than waiting for an index,
     while the trainer waits for a batch: a wait that nothing will end."""
-    from scenarios.clinic.doctor.running import frames, waits_for_data
-
     if not job.workers or not any(waits_for_data(s) for s in job.trainer_stacks):
         return []
     stuck = stuck_workers(job)
     if len(stuck) < len(job.workers):
         return []
     where = "; ".join(f"worker {w.pid} in {frames(w.stack)}" for w in stuck[:2])
-    return [found("risk", "hang", f"for {job.seconds:.1f} s the training process waited for a batch while all "
-                  f"{len(stuck)} workers used no CPU inside the dataset's code ({where}): a lock or a condition "
-                  "nothing will release", details="\n\n".join(w.stack for w in stuck))]
-
-
-def stuck_workers(job) -> list:
-    """Workers that used no CPU over the window, stopped in the dataset's own code or in a
-    threading wait: not waiting for an index, nor on I/O (a socket, a file: scenario 07's case)."""
-    return [w for w in job.workers if w.cpu_share < 0.05 * job.seconds and w.stack
-            and not _idle_in_worker_loop(w.stack) and not _in_io(w.stack)]
-
-
-def _in_io(stack: str) -> bool:
-    lines = [line.strip() for line in stack.splitlines() if line.startswith("    ")]
-    return bool(lines) and any(io in lines[0] for io in ("socket.py", "ssl.py", "selectors.py", "http/", "urllib",
-                                                         "requests/", "botocore/", "fsspec/", "io.py"))
-
-
-def _idle_in_worker_loop(stack: str) -> bool:
-    """A worker with nothing to do waits for its next index: its innermost frame is the index
-    queue's get (a poll on its pipe), not the dataset's code."""
-    lines = [line.strip() for line in stack.splitlines() if line.startswith("    ")]
-    return bool(lines) and "_worker_loop" in stack and \
-        any(where in lines[0] for where in ("queues.py", "connection.py", "selectors.py"))
+    return [_found("risk", "hang", f"for {job.seconds:.1f} s the training process waited for a batch while all "
+                   f"{len(stuck)} workers used no CPU inside the dataset's code ({where}): a lock or a condition "
+                   "nothing will release", details="\n\n".join(w.stack for w in stuck))]

@@ -8,4 +8,4 @@ FIXES = {
                     "event), or repair the data first (scan_images)",
 }
 ERRORS = [(r"", "worker-error")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)

@@ -1,13 +1,14 @@
 """03 · copy-on-read: every Python object a forked worker reads gets its page copied."""
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.findings import MIB, finder, mb
 
 SCENARIO = "03"
-COPY_RISK_MB = 50         # per worker, what scenario 03's broken.py allows itself
+_COPY_RISK_MB = 50         # per worker, what scenario 03's broken.py allows itself
 FIXES = {
     "copy-on-read": "fixes/packed_records.py (PackedRecords: the records in one numpy buffer), or keep the index "
                     "in numpy arrays or tensors instead of lists of dicts and strings",
 }
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
@@ -19,15 +20,15 @@ def static(examined):
                + f"{held.objects:,.0f} Python objects ({mb(size)}) reachable from the dataset"
                + (f", most of them under {held.biggest}" if held.biggest else ""))
     if examined.forked:
-        return [found("risk" if size >= COPY_RISK_MB * MIB else "note", "copy-on-read",
-                      f"{counted}. Each one a forked worker reads has its reference count written, which copies "
-                      f"its memory page into that worker: up to {mb(size)} per worker over an epoch, "
-                      f"{mb(size * workers)} for {workers} workers")]
-    return [found("note", "copy-on-read", f"{counted}. Under {examined.setup.start_method} each worker unpickles "
-                  f"its own copy as it starts: about {mb(size)} per worker, {mb(size * workers)} for {workers}")]
+        return [_found("risk" if size >= _COPY_RISK_MB * MIB else "note", "copy-on-read",
+                       f"{counted}. Each one a forked worker reads has its reference count written, which copies "
+                       f"its memory page into that worker: up to {mb(size)} per worker over an epoch, "
+                       f"{mb(size * workers)} for {workers} workers")]
+    return [_found("note", "copy-on-read", f"{counted}. Under {examined.setup.start_method} each worker unpickles "
+                   f"its own copy as it starts: about {mb(size)} per worker, {mb(size * workers)} for {workers}")]
 
 
-def worker_growth(samples: list[dict], workers: int) -> tuple[float, int] | None:
+def _worker_growth(samples: list[dict], workers: int) -> tuple[float, int] | None:
     """MB per delivered batch of the worker that grew most, from the first full round on
     (a worker's first batch also pays for its start: imports, buffers)."""
     base = next((s for s in samples if s["n"] >= workers and s["uss"]), None)
@@ -41,22 +42,23 @@ def worker_growth(samples: list[dict], workers: int) -> tuple[float, int] | None
 
 def measured(examined, probe):
     setup, workers = examined.setup, examined.workers
-    growth = worker_growth(probe.all("memory"), workers) if workers else None
+    growth = _worker_growth(probe.all(events.MEMORY), workers) if workers else None
     if not growth:
         return []
     per_batch_mb, delivered = growth
     projected = per_batch_mb * (setup.batches or delivered) / workers
-    ceiling = (probe.first("workers-started") or {}).get("parent_uss")  # a worker copies at most what the parent holds
+    # a worker copies at most what the parent holds
+    ceiling = (probe.first(events.WORKERS_STARTED) or {}).get("parent_uss")
     capped = ceiling is not None and projected > ceiling
     projected = min(projected, ceiling) if capped else projected
-    if projected < COPY_RISK_MB or per_batch_mb < 0.05:
+    if projected < _COPY_RISK_MB or per_batch_mb < 0.05:
         return []
-    return [found("risk" if setup.start_method == "fork" else "note", "copy-on-read",
-                  f"measured: each worker's private memory (USS) grew {per_batch_mb:.2f} MB per batch over "
-                  f"{delivered} batches; at that rate a worker holds {projected:,.0f} MB more by the end of an "
-                  f"epoch of {setup.batches or '?'} batches"
-                  + (" (all of the parent's private memory: the most it can copy)" if capped else "")
-                  + f", {projected * workers:,.0f} MB for {workers}")]
+    return [_found("risk" if setup.start_method == "fork" else "note", "copy-on-read",
+                   f"measured: each worker's private memory (USS) grew {per_batch_mb:.2f} MB per batch over "
+                   f"{delivered} batches; at that rate a worker holds {projected:,.0f} MB more by the end of an "
+                   f"epoch of {setup.batches or '?'} batches"
+                   + (" (all of the parent's private memory: the most it can copy)" if capped else "")
+                   + f", {projected * workers:,.0f} MB for {workers}")]
 
 
 def running(job):
@@ -67,7 +69,7 @@ def running(job):
         return []
     worst = max(climbing, key=lambda w: w.uss_mb[-1] - w.uss_mb[0])
     rate = (worst.uss_mb[-1] - worst.uss_mb[0]) / job.seconds
-    return [found("risk", "copy-on-read",
-                  f"measured in the running job: {len(climbing)} of {len(job.workers)} workers' private memory (USS) "
-                  f"climbed at every sample; worker {worst.pid} from {worst.uss_mb[0]:,.0f} to {worst.uss_mb[-1]:,.0f} "
-                  f"MB in {job.seconds:.1f} s ({rate:,.1f} MB/s)")]
+    return [_found("risk", "copy-on-read",
+                   f"measured in the running job: {len(climbing)} of {len(job.workers)} workers' private memory (USS) "
+                   f"climbed at every sample; worker {worst.pid} from {worst.uss_mb[0]:,.0f} to "
+                   f"{worst.uss_mb[-1]:,.0f} MB in {job.seconds:.1f} s ({rate:,.1f} MB/s)")]

@@ -13,7 +13,7 @@ ERRORS = [(r"unable to allocate shared memory|No space left on device|Bus error"
 # torch/csrc/DataLoader.cpp: a worker's own SIGBUS handler, printed even when no traceback is pasted.
 LOG_TEXTS = [(r"ERROR: Unexpected bus error encountered in worker\. This might be caused by insufficient shared memory",
               "shm-in-flight")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def measured(examined, probe):
@@ -24,8 +24,8 @@ def measured(examined, probe):
     if figures is None or free is None or figures["bytes"] <= free * 0.5:
         return []
     over = figures["bytes"] > free
-    return [found("risk" if over else "note", "shm-in-flight",
-                  f"{figures['arithmetic']}, against {mb(free)} free in /dev/shm" + (
+    return [_found("risk" if over else "note", "shm-in-flight",
+                   f"{figures['arithmetic']}, against {mb(free)} free in /dev/shm" + (
                       ": workers will fail with \"unable to allocate shared memory\" or wait forever"
                       if over else ": more than half of it"))]
 
@@ -34,5 +34,6 @@ def running(job):
     if not job.shm_total or job.shm_bytes < 0.5 * job.shm_total:
         return []
     share = job.shm_bytes / job.shm_total
-    return [found("risk" if share > 0.8 else "note", "shm-in-flight",
-                  f"this job's torch files hold {mb(job.shm_bytes)} of the {mb(job.shm_total)} /dev/shm ({share:.0%})")]
+    return [_found("risk" if share > 0.8 else "note", "shm-in-flight",
+                   f"this job's torch files hold {mb(job.shm_bytes)} of the {mb(job.shm_total)} /dev/shm "
+                   f"({share:.0%})")]

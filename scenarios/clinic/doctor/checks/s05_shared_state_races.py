@@ -1,4 +1,5 @@
 """05 · state written in __getitem__ stays in each worker's copy; locks made in the wrong context."""
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "05"
@@ -9,15 +10,15 @@ FIXES = {
                     "ctx = multiprocessing.get_context(method); ctx.Lock(), and pass multiprocessing_context=ctx",
 }
 ERRORS = [(r"SemLock created in a fork context", "lock-context")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def measured(examined, probe):
-    compare = probe.first("compare")
+    compare = probe.first(events.COMPARE)
     if not (compare and compare.get("changed_attributes") and examined.workers):
         return []
     changed = ", ".join(compare["changed_attributes"][:4])
-    return [found("note", "state-written-in-getitem",
-                  f"measured: reading {compare['batches']} batches in one process changed {changed}. With workers "
-                  "each one changes its own copy: the main process and the other workers never see those changes "
-                  "(fine for a cache, wrong for state meant to be shared, such as what has been drawn)")]
+    return [_found("note", "state-written-in-getitem",
+                   f"measured: reading {compare['batches']} batches in one process changed {changed}. With workers "
+                   "each one changes its own copy: the main process and the other workers never see those changes "
+                   "(fine for a cache, wrong for state meant to be shared, such as what has been drawn)")]

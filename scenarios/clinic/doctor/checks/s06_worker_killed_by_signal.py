@@ -2,6 +2,7 @@
 import re
 import signal
 
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.evidence import faulting_frame, stage_text
 from scenarios.clinic.doctor.findings import finder
 
@@ -12,7 +13,7 @@ FIXES = {
                     "where faulthandler can show it",
 }
 ERRORS = [(r"killed by signal|exited unexpectedly", "worker-crash")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def error_detail(error: dict, probe) -> str:
@@ -23,22 +24,23 @@ def error_detail(error: dict, probe) -> str:
 
 
 def measured(examined, probe):
-    if probe.first("error") or probe.outcome != "crashed":
+    if probe.first(events.ERROR) or probe.outcome != "crashed":
         return []
     status = probe.exit_status
     died = (f"killed by signal {signal.Signals(-status).name}" if status is not None and status < 0
             else f"exited with status {status}")
     frame = faulting_frame(probe.output)
     last = next((line for line in reversed(probe.output) if line.strip()), "")
-    return [found("risk", "worker-crash",
-                  f"the probe's process itself {died} while {stage_text(probe.stage, examined.workers)}"
-                  + (f", in {frame}" if frame else f"; its last words: {last.strip()[:300]}" if last else ""),
-                  details="\n".join(probe.output[-40:]))]
+    return [_found("risk", "worker-crash",
+                   f"the probe's process itself {died} while {stage_text(probe.stage, examined.workers)}"
+                   + (f", in {frame}" if frame else f"; its last words: {last.strip()[:300]}" if last else ""),
+                   details="\n".join(probe.output[-40:]))]
 
 
 def running(job):
     if not job.gone:
         return []
-    return [found("risk", "worker-crash",
-                  f"{len(job.gone)} of the job's worker(s) are gone ({', '.join(f'{w.pid} {w.state}' for w in job.gone)}): "
-                  "the training loop fails with \"exited unexpectedly\" at its next batch, or waits")]
+    return [_found("risk", "worker-crash",
+                   f"{len(job.gone)} of the job's worker(s) are gone "
+                   f"({', '.join(f'{w.pid} {w.state}' for w in job.gone)}): "
+                   "the training loop fails with \"exited unexpectedly\" at its next batch, or waits")]

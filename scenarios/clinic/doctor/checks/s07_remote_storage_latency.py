@@ -1,5 +1,7 @@
 """07 · how many workers: loading that waits, workers beyond the cores, workers slower than none."""
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor.job import stuck_workers, waits_for_data
 
 SCENARIO = "07"
 FIXES = {
@@ -8,25 +10,25 @@ FIXES = {
     "workers-slower": "fewer workers or bigger batches; with so little work per batch, num_workers=0 or 1 may be best",
     "loading-waits": "num_workers=2 or more (up to the usable cores, beyond them while loading waits on I/O)",
 }
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
     setup = examined.setup
     if examined.workers <= setup.usable_cores:
         return []
-    return [found("note", "workers-vs-cores",
-                  f"num_workers={examined.workers} on {setup.usable_cores} usable cores ({setup.cores_from}): the "
-                  "workers and the training loop share those cores; more workers than cores pays off only while "
-                  "loading waits on I/O rather than computing")]
+    return [_found("note", "workers-vs-cores",
+                   f"num_workers={examined.workers} on {setup.usable_cores} usable cores ({setup.cores_from}): the "
+                   "workers and the training loop share those cores; more workers than cores pays off only while "
+                   "loading waits on I/O rather than computing")]
 
 
 def measured(examined, probe):
-    iterate, compare = probe.first("iterate"), probe.first("compare")
+    iterate, compare = probe.first(events.ITERATE), probe.first(events.COMPARE)
     if not (iterate and compare and iterate.get("batches", 0) >= 2 and compare.get("batches", 0) >= 2):
         return []
     if examined.workers:
-        return _with_workers(examined, compare, probe.all("batch"))
+        return _with_workers(examined, compare, probe.all(events.BATCH))
     return _without_workers(iterate, compare)
 
 
@@ -39,10 +41,10 @@ def _with_workers(examined, compare, batches):
     alone = compare["seconds"] / compare["batches"]
     if not (steady and steady > alone * 1.2 and alone > 0.002):
         return []
-    return [found("note", "workers-slower",
-                  f"measured: {1 / steady:,.1f} batches/s with {examined.workers} workers after the first, "
-                  f"{1 / alone:,.1f} batches/s with num_workers=0: sending each batch between processes costs "
-                  "more than making it")]
+    return [_found("note", "workers-slower",
+                   f"measured: {1 / steady:,.1f} batches/s with {examined.workers} workers after the first, "
+                   f"{1 / alone:,.1f} batches/s with num_workers=0: sending each batch between processes costs "
+                   "more than making it")]
 
 
 def _without_workers(iterate, compare):
@@ -52,25 +54,21 @@ def _without_workers(iterate, compare):
     rate = (compare["batches"] - 1) / with_workers if with_workers > 0 and compare["batches"] > 1 else None
     if not (alone > 0.005 and (busy < 0.5 or (rate and rate > 1.5 / alone))):
         return []
-    return [found("risk", "loading-waits",
-                  f"measured with num_workers=0: {alone * 1000:,.0f} ms per batch, the CPU busy {busy:.0%} of it"
-                  + (f"; {compare['workers']} workers delivered {rate:,.1f} batches/s against {1 / alone:,.1f}"
+    return [_found("risk", "loading-waits",
+                   f"measured with num_workers=0: {alone * 1000:,.0f} ms per batch, the CPU busy {busy:.0%} of it"
+                   + (f"; {compare['workers']} workers delivered {rate:,.1f} batches/s against {1 / alone:,.1f}"
                      if rate else "") + ". Without workers the training loop waits for every batch")]
 
 
 def running(job):
     """The trainer inside the DataLoader, waiting for a batch, at most samples of the window."""
-    from scenarios.clinic.doctor.running import waits_for_data
-
-    from scenarios.clinic.doctor.checks.s01_fork_inherited_lock import stuck_workers
-
     waiting = sum(waits_for_data(s) for s in job.trainer_stacks)
     if not job.workers or len(job.trainer_stacks) < 3 or waiting * 3 < 2 * len(job.trainer_stacks):
         return []
     if len(stuck_workers(job)) == len(job.workers):
         return []  # not slow but stuck: scenario 01's finding
     busy = sum(w.cpu_share for w in job.workers) / job.seconds
-    return [found("risk", "loading-waits",
-                  f"the training process waited for a batch in {waiting} of {len(job.trainer_stacks)} samples of its "
-                  f"stack over {job.seconds:.1f} s; its {len(job.workers)} workers used {busy:.1f} cores meanwhile"
-                  + (" (they wait too: on I/O, a lock or a remote store)" if busy < 0.5 * len(job.workers) else ""))]
+    return [_found("risk", "loading-waits",
+                   f"the training process waited for a batch in {waiting} of {len(job.trainer_stacks)} samples of its "
+                   f"stack over {job.seconds:.1f} s; its {len(job.workers)} workers used {busy:.1f} cores meanwhile"
+                   + (" (they wait too: on I/O, a lock or a remote store)" if busy < 0.5 * len(job.workers) else ""))]

@@ -1,4 +1,5 @@
 """08 · descriptors each kept batch holds against `ulimit -n`; /dev/shm files left behind."""
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "08"
@@ -10,7 +11,7 @@ FIXES = {
 }
 # "received 0 items of ancdata": the same limit as torch < 1.5 reported it (pytorch/pytorch#973, #34768).
 ERRORS = [(r"Too many open files|received 0 items of ancdata", "descriptor-budget")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
@@ -18,20 +19,20 @@ def static(examined):
 
     if not examined.workers or torch.multiprocessing.get_sharing_strategy() != "file_system":
         return []
-    return [found("note", "shm-leak",
-                  "the sharing strategy is file_system: each tensor a worker sends is a named file in /dev/shm, and "
-                  "a process killed with SIGKILL (the OOM killer) leaves its files behind until reboot")]
+    return [_found("note", "shm-leak",
+                   "the sharing strategy is file_system: each tensor a worker sends is a named file in /dev/shm, and "
+                   "a process killed with SIGKILL (the OOM killer) leaves its files behind until reboot")]
 
 
 def measured(examined, probe):
     findings = []
-    first, start = probe.first("first-batch"), probe.first("started") or {}
+    first, start = probe.first(events.FIRST_BATCH), probe.first(events.STARTED) or {}
     if first and examined.workers:
-        findings += _budget(examined.setup, first, probe.all("memory"), start)
+        findings += _budget(examined.setup, first, probe.all(events.MEMORY), start)
     if probe.leaked_shm:
-        findings.append(found("note", "shm-leak",
-                              f"the probe's processes left {len(probe.leaked_shm)} file(s) in /dev/shm "
-                              f"({', '.join(probe.leaked_shm[:3])}); the doctor removed them"))
+        findings.append(_found("note", "shm-leak",
+                               f"the probe's processes left {len(probe.leaked_shm)} file(s) in /dev/shm "
+                               f"({', '.join(probe.leaked_shm[:3])}); the doctor removed them"))
     return findings
 
 
@@ -43,17 +44,17 @@ def _budget(setup, first, samples, start):
     keepable = max(soft - in_use, 0) // per_batch
     requested = setup.num_workers * (setup.prefetch_factor or 2) + 2
     level = "risk" if keepable < requested else "note"
-    return [found(level, "descriptor-budget",
-                  f"each batch holds {per_batch} descriptor(s) while it lives (sharing strategy file_descriptor: "
-                  f"one per tensor storage); ulimit -n is {soft} and the probe's process used {in_use}: a loop that "
-                  "keeps its batches (labels or outputs gathered for a metric) fails with \"Too many open files\" "
-                  f"after about {keepable:,} kept batches"
-                  + (f", fewer than the {requested} in flight" if level == "risk" else ""))]
+    return [_found(level, "descriptor-budget",
+                   f"each batch holds {per_batch} descriptor(s) while it lives (sharing strategy file_descriptor: "
+                   f"one per tensor storage); ulimit -n is {soft} and the probe's process used {in_use}: a loop that "
+                   "keeps its batches (labels or outputs gathered for a metric) fails with \"Too many open files\" "
+                   f"after about {keepable:,} kept batches"
+                   + (f", fewer than the {requested} in flight" if level == "risk" else ""))]
 
 
 def running(job):
     if not job.fds or not job.fd_limit or job.fds < 0.8 * job.fd_limit:
         return []
-    return [found("risk", "descriptor-budget",
-                  f"the training process holds {job.fds:,} open descriptors against its limit of {job.fd_limit:,} "
-                  f"({job.fds / job.fd_limit:.0%}): kept batches each hold one per tensor storage")]
+    return [_found("risk", "descriptor-budget",
+                   f"the training process holds {job.fds:,} open descriptors against its limit of {job.fd_limit:,} "
+                   f"({job.fds / job.fd_limit:.0%}): kept batches each hold one per tensor storage")]

@@ -1,6 +1,7 @@
 """09 · what spawn and forkserver workers receive by pickle, and what they pay to start."""
 import sys
 
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "09"
@@ -13,7 +14,7 @@ FIXES = {
     "spawn-start-up": "persistent_workers=True pays the start-up once per run instead of once per epoch",
 }
 ERRORS = [(r"Can't pickle|Can't get attribute|cannot pickle|PicklingError|bootstrapping phase", "pickle-for-workers")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def _pickle_problem(loader) -> str | None:
@@ -31,21 +32,21 @@ def static(examined):
     method, loader = examined.setup.start_method, examined.loader
     problem = _pickle_problem(loader) if examined.workers else None
     if problem and method in ("spawn", "forkserver"):
-        return [found("risk", "pickle-for-workers", f"under {method} every worker receives dataset, collate_fn and "
-                      f"worker_init_fn by pickle: {problem}")]
+        return [_found("risk", "pickle-for-workers", f"under {method} every worker receives dataset, collate_fn and "
+                       f"worker_init_fn by pickle: {problem}")]
     if problem and loader.multiprocessing_context is None and sys.version_info < (3, 14) \
             and sys.platform.startswith("linux"):
-        return [found("note", "start-method-3.14", "this loader relies on fork, the default start method before "
-                      "Python 3.14; from 3.14 Linux defaults to forkserver, which pickles what workers receive: "
-                      + problem)]
+        return [_found("note", "start-method-3.14", "this loader relies on fork, the default start method before "
+                       "Python 3.14; from 3.14 Linux defaults to forkserver, which pickles what workers receive: "
+                       + problem)]
     return []
 
 
 def measured(examined, probe):
-    first, setup = probe.first("first-batch"), examined.setup
+    first, setup = probe.first(events.FIRST_BATCH), examined.setup
     if not (first and setup.start_method in ("spawn", "forkserver") and first["seconds"] > 5):
         return []
-    return [found("note", "spawn-start-up",
-                  f"the first batch took {first['seconds']:.1f} s under {setup.start_method}: each worker starts a "
-                  "fresh interpreter, imports torch and unpickles the dataset"
-                  + ("" if setup.persistent_workers else ", again at every epoch (persistent_workers=False)"))]
+    return [_found("note", "spawn-start-up",
+                   f"the first batch took {first['seconds']:.1f} s under {setup.start_method}: each worker starts a "
+                   "fresh interpreter, imports torch and unpickles the dataset"
+                   + ("" if setup.persistent_workers else ", again at every epoch (persistent_workers=False)"))]

@@ -12,8 +12,9 @@ FIXES = {
                             "growth, this scenario's batches in flight); fixes/packed_records.py, or "
                             "fixes/memory_in_flight.py's plan_in_flight with memory_budget_mb",
 }
-ERRORS = [(r"MemoryError|Unable to allocate [\d.]+ \w?i?B|Cannot allocate memory|out of memory", "worker-out-of-memory")]
-found = finder(SCENARIO, FIXES)
+ERRORS = [(r"MemoryError|Unable to allocate [\d.]+ \w?i?B|Cannot allocate memory|out of memory",
+           "worker-out-of-memory")]
+_found = finder(SCENARIO, FIXES)
 
 
 def measured(examined, probe):
@@ -22,16 +23,17 @@ def measured(examined, probe):
         return []
     headroom, headroom_from = memory_headroom()
     peak = figures["peak"]
-    return [found("risk" if peak > headroom else "note", "memory-in-flight",
-                  figures["arithmetic"] + (f", plus {mb(figures['pinned'])} of pinned copies" if figures["pinned"] else "")
-                  + f"; with each worker's own memory, up to {mb(peak)}, {peak / max(headroom, 1):.0%} of the "
-                  f"{mb(headroom)} {headroom_from}")]
+    return [_found("risk" if peak > headroom else "note", "memory-in-flight",
+                   figures["arithmetic"]
+                   + (f", plus {mb(figures['pinned'])} of pinned copies" if figures["pinned"] else "")
+                   + f"; with each worker's own memory, up to {mb(peak)}, {peak / max(headroom, 1):.0%} of the "
+                   f"{mb(headroom)} {headroom_from}")]
 
 
 def running(job):
     usage, limit = job.cgroup.get("usage"), job.cgroup.get("limit")
     if not usage or not limit or usage < 0.9 * limit:
         return []
-    return [found("risk", "memory-in-flight",
-                  f"the job's memory cgroup is at {mb(usage)} of its {mb(limit)} limit ({usage / limit:.0%}): the "
-                  "kernel's OOM killer is next")]
+    return [_found("risk", "memory-in-flight",
+                   f"the job's memory cgroup is at {mb(usage)} of its {mb(limit)} limit ({usage / limit:.0%}): the "
+                   "kernel's OOM killer is next")]

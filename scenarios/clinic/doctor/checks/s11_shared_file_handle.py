@@ -3,28 +3,26 @@ from scenarios.clinic.doctor.findings import finder
 from scenarios.clinic.doctor.holdings import public_name
 
 SCENARIO = "11"
-PER_WORKER_FIX = ("fixes/per_worker.py (PerWorker(factory): each worker builds its own object, lock or "
-                  "connection included, on first use); or multiprocessing_context='forkserver' (then check "
-                  "pickling, scenario 09)")
 FIXES = {
     "open-handles": "fixes/per_worker_file.py (PerWorkerFile: each worker opens its own descriptor and reads "
                     "with os.pread), or open the file on first use in __getitem__",
-    "open-connection": PER_WORKER_FIX,
+    "open-connection": "fixes/per_worker.py (PerWorker(connect): each process, every worker included, opens "
+                       "its own connection on first use)",
 }
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
     if not examined.forked:
         return []
     workers = examined.workers
-    findings = [found("risk", "open-handles",
-                      f"{path} is an open file ({getattr(obj, 'name', type(obj).__name__)!s}, mode "
-                      f"{getattr(obj, 'mode', '?')}): the {workers} forked workers share its offset, so one worker's "
-                      "seek moves where another reads, and samples silently hold another record's bytes")
+    findings = [_found("risk", "open-handles",
+                       f"{path} is an open file ({getattr(obj, 'name', type(obj).__name__)!s}, mode "
+                       f"{getattr(obj, 'mode', '?')}): the {workers} forked workers share its offset, so one worker's "
+                       "seek moves where another reads, and samples silently hold another record's bytes")
                 for path, obj in examined.found("file")]
-    findings += [found("risk", "open-connection",
-                       f"{path} is an open {public_name(obj)}: the {workers} forked workers would talk over one "
-                       "connection, their requests and replies interleaved")
+    findings += [_found("risk", "open-connection",
+                        f"{path} is an open {public_name(obj)}: the {workers} forked workers would talk over one "
+                        "connection, their requests and replies interleaved")
                  for path, obj in examined.found("socket") + examined.found("connection")]
     return findings

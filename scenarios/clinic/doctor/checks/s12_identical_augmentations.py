@@ -1,57 +1,59 @@
 """12 · a random generator copied into every worker: the workers draw the same "random" numbers.
 
-The measured part fetches one index PAIRS times through each of two workers, and 2 × PAIRS
+The measured part fetches one index 16 times (events.DRAW_PAIRS) through each of two workers, and 2 × 16
 times in one process.  A generator copied into both workers makes worker 0's k-th draw equal
-worker 1's k-th draw, every time.  Confirmed only when all PAIRS pairs agree across workers
-while at most half of the PAIRS in-process pairs agree (the sample is random).  For a healthy
+worker 1's k-th draw, every time.  Confirmed only when all 16 pairs agree across workers
+while at most half of the 16 in-process pairs agree (the sample is random).  For a healthy
 augmentation whose two draws agree with probability p, that happens with probability
 p**16 · P(Binomial(16, p) <= 8), at most 2.7e-4 over every p (largest near p = 0.74): below one
 in a thousand.  A coin flip (p = 0.5) trips it with probability 9e-6.
 """
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.findings import finder
 from scenarios.clinic.doctor.holdings import public_name
 
 SCENARIO = "12"
-PAIRS = 16
-RESEED_FIX = ("re-seed it per worker in worker_init_fn from torch.utils.data.get_worker_info().seed, or draw from "
+_PAIRS = events.DRAW_PAIRS   # as many as the probe fetches
+_RESEED_FIX = ("re-seed it per worker in worker_init_fn from torch.utils.data.get_worker_info().seed, or draw from "
               "torch's global generator, which PyTorch seeds per worker and epoch")
-FIXES = {"rng-on-dataset": RESEED_FIX, "repeated-draws": RESEED_FIX}
-found = finder(SCENARIO, FIXES)
+FIXES = {"rng-on-dataset": _RESEED_FIX, "repeated-draws": _RESEED_FIX}
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
     if not examined.workers:
         return []
     reseeded = examined.loader.worker_init_fn is not None
-    return [found("note" if reseeded else "risk", "rng-on-dataset",
-                  f"{path} is a {public_name(obj)} stored on the dataset: every worker starts from a copy of the same "
-                  f"state, so the {examined.workers} workers draw the same \"random\" numbers (PyTorch re-seeds only "
-                  "torch's, numpy's and random's global generators)"
-                  + (" — unless worker_init_fn re-seeds it" if reseeded else ""))
+    return [_found("note" if reseeded else "risk", "rng-on-dataset",
+                   f"{path} is a {public_name(obj)} stored on the dataset: every worker starts from a copy of the same "
+                   f"state, so the {examined.workers} workers draw the same \"random\" numbers (PyTorch re-seeds only "
+                   "torch's, numpy's and random's global generators)"
+                   + (" — unless worker_init_fn re-seeds it" if reseeded else ""))
             for path, obj in examined.found("rng")]
 
 
-def verdict(drawn: dict) -> str | None:
+def _verdict(drawn: dict) -> str | None:
     """'copied' (confirmed), 'independent' (measured, not seen), or None (too few draws, or the
     sample is not random enough to tell)."""
     workers, alone = drawn.get("by_worker", []), drawn.get("in_process", [])
     pairs = list(zip(*workers[:2])) if len(workers) >= 2 else []
     alone_pairs = list(zip(alone[0::2], alone[1::2]))
-    if len(pairs) < PAIRS or len(alone_pairs) < PAIRS:
+    if len(pairs) < _PAIRS or len(alone_pairs) < _PAIRS:
         return None
-    if sum(a == b for a, b in alone_pairs[:PAIRS]) > PAIRS // 2:
+    if sum(a == b for a, b in alone_pairs[:_PAIRS]) > _PAIRS // 2:
         return None  # the sample mostly repeats in one process: agreement across workers proves nothing
-    return "copied" if all(a == b for a, b in pairs[:PAIRS]) else "independent"
+    return "copied" if all(a == b for a, b in pairs[:_PAIRS]) else "independent"
 
 
 def measured(examined, probe):
-    drawn = probe.first("draws")
-    if not drawn or verdict(drawn) != "copied":
+    drawn = probe.first(events.DRAWS)
+    if not drawn or _verdict(drawn) != "copied":
         return []
-    return [found("risk", "repeated-draws",
-                  f"measured: index {drawn['index']} is random (in one process at most {PAIRS // 2} of {PAIRS} pairs "
-                  f"of reads agreed), yet fetched {PAIRS} times in each of two workers, both workers returned the "
-                  "identical sample every time: the random state the workers draw from is a copy, not a fresh seed")]
+    return [_found("risk", "repeated-draws",
+                   f"measured: index {drawn['index']} is random "
+                   f"(in one process at most {_PAIRS // 2} of {_PAIRS} pairs "
+                   f"of reads agreed), yet fetched {_PAIRS} times in each of two workers, both workers returned the "
+                   "identical sample every time: the random state the workers draw from is a copy, not a fresh seed")]
 
 
 def merge(findings, probe):
@@ -59,12 +61,12 @@ def merge(findings, probe):
     independent draws, turns it into a note; too few draws leave it as it is."""
     static_ones = [f for f in findings if f.check == "rng-on-dataset"]
     confirmed = [f for f in findings if f.check == "repeated-draws"]
-    drawn = probe.first("draws") if probe is not None else None
+    drawn = probe.first(events.DRAWS) if probe is not None else None
     for finding in static_ones:
         if confirmed:
             finding.level, finding.evidence = "risk", f"{finding.evidence}; {confirmed[0].evidence}"
-        elif drawn and verdict(drawn) == "independent":
+        elif drawn and _verdict(drawn) == "independent":
             finding.level = "note"
-            finding.evidence += (f"; the probe measured independent draws in two workers ({PAIRS} pairs): "
+            finding.evidence += (f"; the probe measured independent draws in two workers ({_PAIRS} pairs): "
                                  "something re-seeds it")
     return static_ones if static_ones and confirmed else static_ones + confirmed

@@ -7,7 +7,7 @@ FIXES = {
                               "tensor after .share_memory_(), a multiprocessing.Value) and read it in __getitem__, "
                               "or persistent_workers=False",
 }
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
@@ -19,7 +19,7 @@ def static(examined):
               if n.startswith("set_") and "epoch" in n and callable(getattr(type(dataset), n))]
     if not named:
         return []
-    return [found("risk", "persistent-epoch-state",
-                  f"persistent_workers=True and the dataset has epoch-dependent state ({', '.join(named)}): the "
-                  "workers keep the copy they got at the first epoch, so a change made in the main process "
-                  "(dataset.set_epoch(e), a curriculum step) never reaches them")]
+    return [_found("risk", "persistent-epoch-state",
+                   f"persistent_workers=True and the dataset has epoch-dependent state ({', '.join(named)}): the "
+                   "workers keep the copy they got at the first epoch, so a change made in the main process "
+                   "(dataset.set_epoch(e), a curriculum step) never reaches them")]

@@ -3,7 +3,7 @@ from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "15"
 FIXES = {"distributed-set-epoch": "call loader.sampler.set_epoch(epoch) at the start of every epoch, before iterating"}
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
@@ -13,7 +13,7 @@ def static(examined):
     sampler = loader.sampler if loader.batch_sampler is None else getattr(loader.batch_sampler, "sampler", None)
     if not (isinstance(sampler, DistributedSampler) and sampler.shuffle):
         return []
-    return [found("note", "distributed-set-epoch",
-                  f"the sampler is a DistributedSampler (rank {sampler.rank} of {sampler.num_replicas}, shuffle=True, "
-                  f"seed {sampler.seed}): it shuffles with seed + epoch, and its epoch is {sampler.epoch} until the "
-                  "training loop calls set_epoch. The doctor cannot see the loop: check that it does")]
+    return [_found("note", "distributed-set-epoch",
+                   f"the sampler is a DistributedSampler (rank {sampler.rank} of {sampler.num_replicas}, shuffle=True, "
+                   f"seed {sampler.seed}): it shuffles with seed + epoch, and its epoch is {sampler.epoch} until the "
+                   "training loop calls set_epoch. The doctor cannot see the loop: check that it does")]

@@ -12,4 +12,4 @@ FIXES = {
 ERRORS = [(r"stack expects each tensor to be equal size|each element in list of batch should be of equal size"
            r"|Trying to resize storage that is not resizable", "variable-size-batch"),
           (r"too many fds", "tensors-at-worker-start")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)

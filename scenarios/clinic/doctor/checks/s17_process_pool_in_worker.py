@@ -1,7 +1,8 @@
 """17 · a process pool in a worker: a daemon process may not have children."""
 import re
 
-from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor import events
+from scenarios.clinic.doctor.findings import finder, merge_same
 from scenarios.clinic.doctor.holdings import code_sources
 
 SCENARIO = "17"
@@ -13,28 +14,28 @@ FIXES = {
 }
 ERRORS = [(r"daemonic processes are not allowed to have children", "pool-in-worker")]
 # A process pool made in code the worker runs; a ThreadPool or ThreadPoolExecutor is fine there.
-PROCESS_POOL = re.compile(r"\b(?:multiprocessing\.|mp\.|ctx\.|context\.)?(?:Pool|ProcessPoolExecutor)\s*\(")
-READ_IN_SOURCE = "the code the workers run makes a process pool"
-found = finder(SCENARIO, FIXES)
+_PROCESS_POOL = re.compile(r"\b(?:multiprocessing\.|mp\.|ctx\.|context\.)?(?:Pool|ProcessPoolExecutor)\s*\(")
+_READ_IN_SOURCE = "the code the workers run makes a process pool"
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
     if not examined.workers:
         return []
-    findings = [found("risk", "pool-on-dataset",
-                      f"{path} is a {type(obj).__qualname__} made in the main process. In a forked worker its helper "
-                      "threads do not exist, so work submitted there is never picked up; under spawn it cannot be "
-                      "pickled at all") for path, obj in examined.found("pool")]
+    findings = [_found("risk", "pool-on-dataset",
+                       f"{path} is a {type(obj).__qualname__} made in the main process. In a forked worker its helper "
+                       "threads do not exist, so work submitted there is never picked up; under spawn it cannot be "
+                       "pickled at all") for path, obj in examined.found("pool")]
     # The user's own code: a library's class also holds main-process methods that make pools
     # (datasets' map(num_proc=…)); a pool a library makes in a worker is caught by its error.
     sources, _ = code_sources(examined.loader, own_only=True)
-    called = next((m.group(0).rstrip("( ") for s in sources for m in PROCESS_POOL.finditer(s)
+    called = next((m.group(0).rstrip("( ") for s in sources for m in _PROCESS_POOL.finditer(s)
                    if "ThreadPool" not in s[max(0, m.start() - 6):m.end()]), None)
     if called and not findings:
-        findings.append(found("risk", "pool-in-worker",
-                              f"{READ_IN_SOURCE} ({called}(…)): inside a DataLoader "
-                              "worker, a daemon process, that raises \"daemonic processes are not allowed to have "
-                              "children\""))
+        findings.append(_found("risk", "pool-in-worker",
+                               f"{_READ_IN_SOURCE} ({called}(…)): inside a DataLoader "
+                               "worker, a daemon process, that raises \"daemonic processes are not allowed to have "
+                               "children\""))
     return findings
 
 
@@ -43,11 +44,9 @@ def merge(findings, probe):
     daemonic error, becomes a note: the class's text also holds code that runs in the main
     process (__init__ scanning files with a Pool, a download step).  The error, when the probe
     meets it, stays a risk (the default rule joins it to the source's finding)."""
-    from scenarios.clinic.doctor.examine import merge_same
-
-    batches = len(probe.all("batch")) if probe is not None and probe.outcome == "completed" else 0
+    batches = len(probe.all(events.BATCH)) if probe is not None and probe.outcome == "completed" else 0
     for finding in findings:
-        if batches and finding.check == "pool-in-worker" and finding.evidence.startswith(READ_IN_SOURCE):
+        if batches and finding.check == "pool-in-worker" and finding.evidence.startswith(_READ_IN_SOURCE):
             finding.level = "note"
             finding.evidence += (f"; yet the probe's workers delivered {batches} batch(es) without that error: the "
                                  "pool is likely made in the main process only (__init__, a preparation step). "

@@ -11,7 +11,7 @@ FIXES = {
 # HDF5's own words when two workers move one shared offset under each other.
 ERRORS = [(r"filter returned failure during read|wrong B-tree signature|bad symbol table|Can't read data"
            r"|bad object header|incorrect metadata checksum", "hdf5-handle")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def _hdf5_driver(obj) -> str:
@@ -35,15 +35,16 @@ def static(examined):
     for path, obj in examined.found("hdf5"):
         driver = _hdf5_driver(obj)
         if driver in ("fileobj", "stdio"):
-            findings.append(found("risk", "hdf5-handle",
-                                  f"{path} is an h5py {type(obj).__name__} opened before the workers fork, read through "
-                                  f"{'a Python file object' if driver == 'fileobj' else 'the stdio driver'}: the "
-                                  f"{workers} workers share one file offset (h5py errors such as 'filter returned "
-                                  "failure during read', or silently wrong samples)"))
+            findings.append(_found("risk", "hdf5-handle",
+                                   f"{path} is an h5py {type(obj).__name__} opened before the workers fork, read "
+                                   "through "
+                                   f"{'a Python file object' if driver == 'fileobj' else 'the stdio driver'}: the "
+                                   f"{workers} workers share one file offset (h5py errors such as 'filter returned "
+                                   "failure during read', or silently wrong samples)"))
         else:
-            findings.append(found("note", "hdf5-handle",
-                                  f"{path} is an h5py {type(obj).__name__} opened before the workers fork (driver "
-                                  f"{driver}): h5py {_hdf5_versions()} reads such a file by position, which held in "
-                                  "scenario 18's runs, but HDF5's caches and locks are copied into each worker, and "
-                                  "an HDF5 older than 1.10.5 or a file object breaks it"))
+            findings.append(_found("note", "hdf5-handle",
+                                   f"{path} is an h5py {type(obj).__name__} opened before the workers fork (driver "
+                                   f"{driver}): h5py {_hdf5_versions()} reads such a file by position, which held in "
+                                   "scenario 18's runs, but HDF5's caches and locks are copied into each worker, and "
+                                   "an HDF5 older than 1.10.5 or a file object breaks it"))
     return findings

@@ -1,5 +1,8 @@
 """19 · the kernel's OOM killer inside a memory limit: a worker "killed by signal: Killed"."""
+import os
+
 from scenarios.clinic.doctor.findings import finder, mb
+from scenarios.memory_cgroup import memory_cgroup_of
 
 SCENARIO = "19"
 FIXES = {
@@ -10,28 +13,24 @@ FIXES = {
 # SIGKILL from the kernel's OOM killer, as PyTorch names it (torch/utils/data/_utils/signal_handling.py),
 # and the kernel's own line.  Ahead of 06's generic "killed by signal" in the error table.
 ERRORS = [(r"killed by signal: Killed|Memory cgroup out of memory: Killed process", "oom-killed")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
-    import os
-
-    from scenarios.clinic.doctor.running import cgroup_memory
-
-    group = cgroup_memory(os.getpid())
+    group = memory_cgroup_of(os.getpid())
     if not (examined.workers and group.get("oom_kills")):
         return []
-    return [found("note", "oom-killed",
-                  f"this job's memory cgroup has counted {group['oom_kills']} OOM kill(s) already"
-                  + (f" (limit {mb(group['limit'])})" if group.get("limit") else ""))]
+    return [_found("note", "oom-killed",
+                   f"this job's memory cgroup has counted {group['oom_kills']} OOM kill(s) already"
+                   + (f" (limit {mb(group['limit'])})" if group.get("limit") else ""))]
 
 
 def running(job):
     kills, usage, limit = job.cgroup.get("oom_kills"), job.cgroup.get("usage"), job.cgroup.get("limit")
     if not kills:
         return []
-    return [found("risk", "oom-killed",
-                  f"the job's memory cgroup counted {kills} OOM kill(s)"
-                  + (f"; it holds {mb(usage)} of its {mb(limit)} limit" if usage and limit else "")
-                  + ": the kernel killed the process with the most memory, a worker (\"killed by signal: Killed\") "
-                  "or the training process itself")]
+    return [_found("risk", "oom-killed",
+                   f"the job's memory cgroup counted {kills} OOM kill(s)"
+                   + (f"; it holds {mb(usage)} of its {mb(limit)} limit" if usage and limit else "")
+                   + ": the kernel killed the process with the most memory, a worker (\"killed by signal: Killed\") "
+                   "or the training process itself")]

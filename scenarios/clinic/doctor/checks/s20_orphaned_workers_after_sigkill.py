@@ -7,7 +7,7 @@ FIXES = {
                                "to the training process (PR_SET_PDEATHSIG, or a watch on its pid under forkserver); "
                                "`python -m scenarios doctor --orphans` lists what earlier jobs left",
 }
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def _tied(loader) -> bool:
@@ -19,7 +19,8 @@ def static(examined):
     loader, method = examined.loader, examined.setup.start_method
     if not examined.workers or _tied(loader) or method not in ("forkserver", "spawn"):
         return []
-    return [found("note", "workers-outlive-the-job",
-                  f"under {method} the workers' parent is {'the fork server' if method == 'forkserver' else 'a fresh interpreter'}"
-                  ", not this process: if the job is killed by SIGKILL (a cancelled job, the OOM killer) PyTorch's "
-                  "check of the parent never fires, and every worker stays, holding its memory, until killed by hand")]
+    return [_found("note", "workers-outlive-the-job",
+                   f"under {method} the workers' parent is "
+                   f"{'the fork server' if method == 'forkserver' else 'a fresh interpreter'}"
+                   ", not this process: if the job is killed by SIGKILL (a cancelled job, the OOM killer) PyTorch's "
+                   "check of the parent never fires, and every worker stays, holding its memory, until killed by hand")]

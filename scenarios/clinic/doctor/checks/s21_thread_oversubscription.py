@@ -17,8 +17,8 @@ FIXES = {
                           "(threadpoolctl) and torch each get cores // workers threads in every worker (OpenCV 0, "
                           "never 1, for one thread: cv2.setNumThreads(1) can hang in a forked worker)",
 }
-LIMITERS = ("setNumThreads", "threadpool_limits", "set_num_threads", "limit_worker_threads")
-found = finder(SCENARIO, FIXES)
+_LIMITERS = ("setNumThreads", "threadpool_limits", "set_num_threads", "limit_worker_threads")
+_found = finder(SCENARIO, FIXES)
 
 
 def _pools() -> dict:
@@ -43,24 +43,24 @@ def static(examined):
     if not workers or workers * 2 <= cores:
         return []
     try:
-        limits = init is not None and any(name in inspect.getsource(init) for name in LIMITERS)
+        limits = init is not None and any(name in inspect.getsource(init) for name in _LIMITERS)
     except (OSError, TypeError):
         limits = init is not None
     big = {name: n for name, n in _pools().items() if n > 1 and "torch" not in name}
     if limits or not big:
         return []
-    return [found("note", "threads-per-worker",
-                  f"{workers} workers on {cores} usable cores, and each worker's "
-                  + ", ".join(f"{name} pool starts {n} threads" for name, n in list(big.items())[:3])
-                  + ": if __getitem__ uses them (an OpenCV resize, a numpy matrix product) they compete for the "
-                  "cores, spinning while they wait; no worker_init_fn limits them")]
+    return [_found("note", "threads-per-worker",
+                   f"{workers} workers on {cores} usable cores, and each worker's "
+                   + ", ".join(f"{name} pool starts {n} threads" for name, n in list(big.items())[:3])
+                   + ": if __getitem__ uses them (an OpenCV resize, a numpy matrix product) they compete for the "
+                   "cores, spinning while they wait; no worker_init_fn limits them")]
 
 
 def running(job):
     busy = sum(w.busy_threads for w in job.workers)
     if not job.workers or busy <= 1.25 * job.cores:
         return []
-    return [found("risk", "threads-per-worker",
-                  f"{busy} busy threads in {len(job.workers)} workers on {job.cores} usable cores over "
-                  f"{job.seconds:.1f} s ({', '.join(str(w.busy_threads) for w in job.workers)} per worker): their "
-                  "libraries' pools compete for the cores")]
+    return [_found("risk", "threads-per-worker",
+                   f"{busy} busy threads in {len(job.workers)} workers on {job.cores} usable cores over "
+                   f"{job.seconds:.1f} s ({', '.join(str(w.busy_threads) for w in job.workers)} per worker): their "
+                   "libraries' pools compete for the cores")]

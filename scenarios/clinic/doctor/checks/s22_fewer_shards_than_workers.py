@@ -11,7 +11,7 @@ FIXES = {
 # datasets' own log line (iterable_dataset.py), INFO/WARNING once per epoch from worker 0; older
 # releases say n_shards.  Matched in logs by `explain`; it is a warning, not an exception.
 LOG_TEXTS = [(r"Too many dataloader workers: \d+ \(max is dataset\.n?u?m?_?shards=\d+\)", "fewer-shards")]
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
@@ -22,12 +22,12 @@ def static(examined):
     if not isinstance(shards, int) or shards % workers == 0:
         return []
     if shards < workers:
-        return [found("risk", "fewer-shards",
-                      f"the streamed dataset has {shards} shard(s) for {workers} workers: datasets gives each worker "
-                      f"whole shards, so {workers - shards} worker(s) get none and stop (\"Too many dataloader "
-                      "workers\"), and the loader runs at most as fast as that many workers")]
+        return [_found("risk", "fewer-shards",
+                       f"the streamed dataset has {shards} shard(s) for {workers} workers: datasets gives each worker "
+                       f"whole shards, so {workers - shards} worker(s) get none and stop (\"Too many dataloader "
+                       "workers\"), and the loader runs at most as fast as that many workers")]
     busiest = math.ceil(shards / workers)
-    return [found("note", "fewer-shards",
-                  f"{shards} shards for {workers} workers: the busiest worker reads {busiest} shards while others "
-                  f"read {shards // workers}, so the epoch runs at {shards / (busiest * workers):.0%} of what "
-                  f"{workers} even workers would give")]
+    return [_found("note", "fewer-shards",
+                   f"{shards} shards for {workers} workers: the busiest worker reads {busiest} shards while others "
+                   f"read {shards // workers}, so the epoch runs at {shards / (busiest * workers):.0%} of what "
+                   f"{workers} even workers would give")]

@@ -13,8 +13,8 @@ FIXES = {
 LOG_TEXTS = [(r"huggingface/tokenizers: The current process just got forked, after parallelism has already been used",
               "tokenizers-before-fork")]
 # tokenizers' rule for the variable: anything but these turns parallelism on.
-OFF = ("", "off", "false", "f", "no", "n", "0")
-found = finder(SCENARIO, FIXES)
+_OFF = ("", "off", "false", "f", "no", "n", "0")
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
@@ -23,12 +23,12 @@ def static(examined):
         return []
     path = tokenizers[0][0]
     forced = os.environ.get("TOKENIZERS_PARALLELISM")
-    if forced is not None and forced.strip().lower() not in OFF:
-        return [found("risk", "tokenizers-before-fork",
-                      f"{path} is a tokenizers.Tokenizer, the workers fork, and TOKENIZERS_PARALLELISM={forced}: if "
-                      "this process used the tokenizer's thread pool before the fork (encode_batch, padding, "
-                      "training), a worker's first batch waits forever for pool threads fork did not copy")]
-    return [found("note", "tokenizers-before-fork",
-                  f"{path} is a tokenizers.Tokenizer and the workers fork: if this process used its thread pool "
-                  "first (encode_batch, a fast tokenizer's __call__ on a list, padding), every worker tokenizes on "
-                  "one thread (tokenizers up to 0.22.1 says so in a warning; later releases are silent)")]
+    if forced is not None and forced.strip().lower() not in _OFF:
+        return [_found("risk", "tokenizers-before-fork",
+                       f"{path} is a tokenizers.Tokenizer, the workers fork, and TOKENIZERS_PARALLELISM={forced}: if "
+                       "this process used the tokenizer's thread pool before the fork (encode_batch, padding, "
+                       "training), a worker's first batch waits forever for pool threads fork did not copy")]
+    return [_found("note", "tokenizers-before-fork",
+                   f"{path} is a tokenizers.Tokenizer and the workers fork: if this process used its thread pool "
+                   "first (encode_batch, a fast tokenizer's __call__ on a list, padding), every worker tokenizes on "
+                   "one thread (tokenizers up to 0.22.1 says so in a warning; later releases are silent)")]

@@ -2,14 +2,14 @@
 from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "24"
-LONG_EPOCH = 1_000   # batches: an epoch long enough that jobs checkpoint (and get preempted) inside it
+_LONG_EPOCH = 1_000   # batches: an epoch long enough that jobs checkpoint (and get preempted) inside it
 FIXES = {
     "resume-mid-epoch": "torchdata's StatefulDataLoader: save loader.state_dict() in the checkpoint and "
                         "load_state_dict() it on resume (scenario 24's fixed.py); a step count alone does not "
                         "bring back the order",
     "stateful-out-of-order": "in_order=True (the default) where the loader's state is checkpointed",
 }
-found = finder(SCENARIO, FIXES)
+_found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
@@ -18,14 +18,14 @@ def static(examined):
     loader, batches = examined.loader, examined.setup.batches
     if hasattr(loader, "state_dict") and hasattr(loader, "load_state_dict"):
         if examined.workers and getattr(loader, "in_order", True) is False:
-            return [found("risk", "stateful-out-of-order",
-                          "a StatefulDataLoader with in_order=False and workers: torchdata does not guarantee that "
-                          "its state_dict resumes where it stopped")]
+            return [_found("risk", "stateful-out-of-order",
+                           "a StatefulDataLoader with in_order=False and workers: torchdata does not guarantee that "
+                           "its state_dict resumes where it stopped")]
         return []
     sampler = loader.sampler if loader.batch_sampler is None else getattr(loader.batch_sampler, "sampler", None)
-    if not isinstance(sampler, RandomSampler) or not batches or batches < LONG_EPOCH:
+    if not isinstance(sampler, RandomSampler) or not batches or batches < _LONG_EPOCH:
         return []
-    return [found("note", "resume-mid-epoch",
-                  f"a plain DataLoader that shuffles, {batches:,} batches per epoch: a job that checkpoints inside "
-                  "an epoch and resumes starts that epoch again in a new order (samples twice, others never); "
-                  "its place in the epoch is nowhere in the checkpoint")]
+    return [_found("note", "resume-mid-epoch",
+                   f"a plain DataLoader that shuffles, {batches:,} batches per epoch: a job that checkpoints inside "
+                   "an epoch and resumes starts that epoch again in a new order (samples twice, others never); "
+                   "its place in the epoch is nowhere in the checkpoint")]

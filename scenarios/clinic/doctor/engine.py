@@ -3,7 +3,7 @@
     python -m scenarios doctor path/to/train.py:make_loader [--json] [--no-probe] [--check NAME]
     make doctor LOADER=path/to/train.py:make_loader
 
-    from scenarios.clinic.doctor.examine import examine      # in a notebook, on a loader object
+    from scenarios.clinic.doctor import examine      # in a notebook, on a loader object
     examine(loader)
 
 The function is called without arguments and must return a DataLoader.  Nothing of it is
@@ -31,12 +31,14 @@ import time
 import traceback
 from pathlib import Path
 
+from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.checks import CHECKS, error_table, name_of
 from scenarios.clinic.doctor.evidence import genuine_lines, in_process_outcome, stage_text
-from scenarios.clinic.doctor.findings import PROBE_FOLDER_PREFIX, BadInput, Finding, Findings
+from scenarios.clinic.doctor.findings import BadInput, Finding, Findings, merge_same
 from scenarios.clinic.doctor.holdings import walk
 from scenarios.clinic.doctor.loading import load_loader
 from scenarios.clinic.doctor.probe import PROBE_LIMIT_S, ProbeResult, run_probe
+from scenarios.clinic.doctor.running import read_job, summary
 from scenarios.clinic.doctor.setup import Examined, describe
 
 
@@ -53,7 +55,7 @@ def select_checks(only: list[str] | None = None) -> tuple:
 
 def error_finding(examined: Examined, probe: ProbeResult) -> tuple[object, Finding] | None:
     """The first error the probe met, as the check whose error text matches it explains it."""
-    error = probe.first("error")
+    error = probe.first(events.ERROR)
     if not error:
         return None
     message, tb = error.get("message", ""), error.get("traceback", "")
@@ -64,24 +66,9 @@ def error_finding(examined: Examined, probe: ProbeResult) -> tuple[object, Findi
         headline += "".join(part for part in [check.error_detail(error, probe)] if part.strip(" ()") not in headline)
     evidence = f"while {stage_text(error.get('stage'), examined.workers)}: {headline}" \
         + (f" (raised at {frame})" if frame else "")
-    if examined.workers and error.get("stage") == "iterate":
+    if examined.workers and error.get("stage") == events.ITERATE:
         evidence += in_process_outcome(probe)
     return check, Finding(check.SCENARIO, "risk", name, evidence, check.FIXES[name], details=tb)
-
-
-def merge_same(findings: list[Finding], probe) -> list[Finding]:
-    """The default rule: the same finding read and then measured becomes one, with both pieces
-    of evidence, a risk if either was."""
-    merged = []
-    for finding in findings:
-        twin = next((f for f in merged if f.check == finding.check), None)
-        if twin is None:
-            merged.append(finding)
-            continue
-        twin.evidence += f"; in the probe: {finding.evidence.removeprefix('measured: ')}"
-        twin.level = "risk" if "risk" in (twin.level, finding.level) else twin.level
-        twin.details = twin.details or finding.details
-    return merged
 
 
 def run_checks(examined: Examined, probe: ProbeResult | None, checks=CHECKS) -> list[Finding]:
@@ -106,7 +93,8 @@ def guarded(check, part) -> list[Finding]:
     except Exception as err:
         where = traceback.extract_tb(err.__traceback__)[-1]
         return [Finding(check.SCENARIO, "crashed", name_of(check),
-                        f"this check raised {type(err).__name__}: {err} (at {Path(where.filename).name}:{where.lineno}); "
+                        f"this check raised {type(err).__name__}: {err} "
+                        f"(at {Path(where.filename).name}:{where.lineno}); "
                         "the other checks ran. Please report it with this line",
                         "nothing to change in your code for this line")]
 
@@ -120,7 +108,7 @@ def probe_status(probe: ProbeResult | None, setup) -> str:
         return "not run (--no-probe): checks that need a batch (memory in flight, descriptors) were skipped"
     if probe.outcome == "not-run":
         return f"not run: {probe.why_not}"
-    batches = probe.all("batch")
+    batches = probe.all(events.BATCH)
     done = f"{len(batches)} batch(es) with {setup.num_workers} worker(s)"
     tail = f"; {probe.survivors} process(es) survived the cleanup" if probe.survivors else ""
     if probe.outcome == "hang":
@@ -133,10 +121,11 @@ def probe_status(probe: ProbeResult | None, setup) -> str:
         return f"{done}, then an error ({probe.seconds:.1f} s){tail}"
     if probe.outcome == "crashed":
         return f"the probe's process died after {done} ({probe.seconds:.1f} s){tail}"
-    return f"{done} in {probe.seconds:.1f} s, then compared with {'num_workers=0' if setup.num_workers else '2 workers'}{tail}"
+    return (f"{done} in {probe.seconds:.1f} s, then compared with "
+            f"{'num_workers=0' if setup.num_workers else '2 workers'}{tail}")
 
 
-def _examine(loader, probe_job: dict | None, limit_s: float, build_s: float = 0.0, header: str = "",
+def _examine(loader, order: dict | None, limit_s: float, build_s: float = 0.0, header: str = "",
              checks=CHECKS) -> Findings:
     started = time.perf_counter()
     setup = describe(loader)
@@ -145,13 +134,13 @@ def _examine(loader, probe_job: dict | None, limit_s: float, build_s: float = 0.
               if getattr(loader, name, None) is not None]
     examined = Examined(loader, setup, walk(roots))
     probe = None
-    if probe_job is not None:
+    if order is not None:
         if not sys.platform.startswith("linux"):
             probe = ProbeResult(outcome="not-run", why_not=f"the probe reads Linux's /proc (this is {sys.platform})")
-        elif probe_job.get("why_not"):
-            probe = ProbeResult(outcome="not-run", why_not=probe_job["why_not"])
+        elif order.get("why_not"):
+            probe = ProbeResult(outcome="not-run", why_not=order["why_not"])
         else:
-            probe = run_probe(probe_job, limit_s=limit_s, build_s=build_s)
+            probe = run_probe(order, limit_s=limit_s, build_s=build_s)
     result = Findings(run_checks(examined, probe, checks), setup=setup, probe_status=probe_status(probe, setup),
                       header=header)
     result.seconds = time.perf_counter() - started + build_s
@@ -159,45 +148,58 @@ def _examine(loader, probe_job: dict | None, limit_s: float, build_s: float = 0.
     return result
 
 
-def examine(loader, probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None) -> Findings:
+def examine(loader, with_probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None) -> Findings:
     """Examine a DataLoader object (in a notebook): the static checks, and the probe on a
     pickled copy of it.  Returns the findings (a list that prints as the report)."""
     from torch.utils.data import DataLoader
 
     if not isinstance(loader, DataLoader):
         raise TypeError(f"examine() needs a torch.utils.data.DataLoader, got {type(loader).__qualname__}")
-    job = None
+    order = None
     folder = None
-    if probe:
-        folder = Path(tempfile.mkdtemp(prefix=PROBE_FOLDER_PREFIX + "loader-"))
+    if with_probe:
+        folder = Path(tempfile.mkdtemp(prefix=events.PROBE_FOLDER_PREFIX + "loader-"))
         pickled = folder / "loader.pickle"
         try:
             with open(pickled, "wb") as out:
                 pickle.dump(loader, out, protocol=pickle.HIGHEST_PROTOCOL)
-            job = {"pickled": str(pickled), **_process_context()}
+            order = {"pickled": str(pickled), **_process_context()}
         except Exception as err:
-            job = {"why_not": f"the loader cannot be sent to a fresh process ({type(err).__name__}: {err}); "
+            order = {"why_not": f"the loader cannot be sent to a fresh process ({type(err).__name__}: {err}); "
                               "examine the file that builds it instead: python -m scenarios doctor FILE.py:FUNCTION"}
     try:
-        return _examine(loader, job, limit_s, header=f"{type(loader.dataset).__qualname__} loader",
+        return _examine(loader, order, limit_s, header=f"{type(loader.dataset).__qualname__} loader",
                         checks=select_checks(only))
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def examine_file(target: str, probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None) -> Findings:
+def examine_file(target: str, with_probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None) -> Findings:
     """Import FILE.py, call FUNCTION() and examine the loader it returns; the probe calls the
     function again in its own process.  Raises BadInput for a target that cannot be examined."""
     started = time.perf_counter()
     checks = select_checks(only)
     loader, build_s = load_loader(target)
     path_text, _, name = target.rpartition(":")
-    job = {"target": f"{Path(path_text).resolve()}:{name}", **_process_context()} if probe else None
-    findings = _examine(loader, job, limit_s, build_s=build_s, header=target, checks=checks)
+    order = {"target": f"{Path(path_text).resolve()}:{name}", **_process_context()} if with_probe else None
+    findings = _examine(loader, order, limit_s, build_s=build_s, header=target, checks=checks)
     findings.seconds = time.perf_counter() - started
     if findings.probe is not None and findings.probe.outcome == "bad-input":
         raise BadInput(f"{findings.probe.first('bad-input')['message']} (when the probe called it again)")
+    return findings
+
+
+def examine_running(pid: int, seconds: float = 6.0, only=None) -> Findings:
+    """`doctor --pid`: read the job for `seconds` (running.py), then let each check's `running`
+    hook judge it."""
+    started = time.monotonic()
+    job = read_job(pid, seconds)
+    checks = [c for c in select_checks(only) if hasattr(c, "running")]
+    findings = Findings(ordered([f for c in checks for f in guarded(c, lambda check: check.running(job))]),
+                        header=f"running job {job.trainer} ({job.command[:80]})")
+    findings.probe_status, findings.status_label = summary(job), "job"
+    findings.seconds = time.monotonic() - started
     return findings
 
 

@@ -18,7 +18,7 @@ import pytest
 import torch
 from conftest import REPO_ROOT
 
-from scenarios.clinic import doctor as checkup
+from scenarios.clinic import doctor
 from scenarios.clinic.doctor.checks import error_table
 from scenarios.host import usable_cores
 from scenarios.host import (
@@ -50,7 +50,7 @@ def doctor_json(name: str, *, probe: bool, prefix=(), limit_s: float = PROBE_LIM
     """The doctor in a process of its own (for loaders that start servers or pools, or need
     a private /dev/shm): exit status and findings."""
     code = ("import sys; from scenarios.clinic.doctor import main; "
-            f"sys.exit(main({target(name)!r}, as_json=True, probe={probe}, limit_s={limit_s}))")
+            f"sys.exit(main({target(name)!r}, as_json=True, with_probe={probe}, limit_s={limit_s}))")
     done = subprocess.run([*prefix, sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode in (EXIT_OK, EXIT_NOT_AS_EXPECTED), done.stderr
@@ -71,19 +71,19 @@ def _examine(name):
     if name == "pool_on_dataset":  # its pool's processes start when the loader is built
         return doctor_json(name, probe=False)
     if name == "clean_object":  # a notebook's way: examine(loader), probed on a pickled copy
-        return checkup.examine(checkup.load_loader(target("clean_features"))[0], limit_s=PROBE_LIMIT_S)
+        return doctor.examine(doctor.load_loader(target("clean_features"))[0], limit_s=PROBE_LIMIT_S)
     if name == "augmented_crops":  # a container's small /dev/shm, made for real
         return None if user_namespaces_problem() else \
             doctor_json(name, probe=True, prefix=(*USERNS_COMMAND, *SMALL_SHM))
     if name == "scenario_03":  # scenario 03's own loader: the growth measured, not only counted
-        return checkup.examine_file(target("scenario_loaders", "scenario_03"), limit_s=PROBE_LIMIT_S)
+        return doctor.examine_file(target("scenario_loaders", "scenario_03"), limit_s=PROBE_LIMIT_S)
     if name == "own_loaders":  # the scenarios' own broken loaders, static checks, in one process of their own
         done = subprocess.run([sys.executable, "-c", OWN_LOADERS_CODE, *OWN_LOADERS], cwd=REPO_ROOT,
                               capture_output=True, text=True, timeout=120)
         return json.loads(done.stdout or "{}"), done.stderr
     if name == "coco_annotations":  # static: no batch needed to count objects
-        return checkup.examine_file(target(name), probe=False)
-    return checkup.examine_file(target(name), limit_s=HANG_LIMIT_S if name == "label_service" else PROBE_LIMIT_S)
+        return doctor.examine_file(target(name), with_probe=False)
+    return doctor.examine_file(target(name), limit_s=HANG_LIMIT_S if name == "label_service" else PROBE_LIMIT_S)
 
 
 # Scenario NN's own broken.py loader (tests/loaders/scenario_loaders.py:scenario_NN), each examined
@@ -97,7 +97,7 @@ results = {{}}
 for name in sys.argv[1:]:
     sys.stdout = io.StringIO()
     try:
-        code = main("{LOADERS}/scenario_loaders.py:" + name, as_json=True, probe=False)
+        code = main("{LOADERS}/scenario_loaders.py:" + name, as_json=True, with_probe=False)
         results[name] = [code, json.loads(sys.stdout.getvalue() or "{{}}").get("findings")]
     finally:
         sys.stdout = sys.__stdout__
@@ -105,8 +105,8 @@ print(json.dumps(results))
 """
 
 # The slow ones first, so that the short ones fill the gaps; the hang mostly waits.
-EXAMINED = ["label_service", "scenario_03", "own_loaders", "remote_images", "pool_decode", "augmented_crops", "coco_annotations",
-            "clean_features", "clean_object", "corrupt_images", "native_decoder", "variable_sizes",
+EXAMINED = ["label_service", "scenario_03", "own_loaders", "remote_images", "pool_decode", "augmented_crops",
+            "coco_annotations", "clean_features", "clean_object", "corrupt_images", "native_decoder", "variable_sizes",
             "augmenting", "log_stream", "bag_draws", "pool_on_dataset"]
 
 
@@ -129,7 +129,7 @@ def probed():
     return results
 
 
-def in_process(probed, name) -> checkup.Findings:
+def in_process(probed, name) -> doctor.Findings:
     findings, _ = probed[name]
     assert findings.probe.survivors == 0
     return findings
@@ -157,7 +157,8 @@ def test_examine_a_loader_object_as_a_notebook_does(probed):
 @pytest.mark.parametrize("name, scenario, check, genuine", [
     ("corrupt_images", "02", "worker-error", r"Caught OSError in DataLoader worker process"),
     # PyTorch's SIGCHLD handler or its queue read, whichever notices the death first, says it.
-    ("native_decoder", "06", "worker-crash", r"DataLoader worker \(pid\(?s?\)? [\d, ]+\) (exited unexpectedly|is killed by signal: Segmentation fault)"),
+    ("native_decoder", "06", "worker-crash",
+     r"DataLoader worker \(pid\(?s?\)? [\d, ]+\) (exited unexpectedly|is killed by signal: Segmentation fault)"),
     ("variable_sizes", "16", "variable-size-batch", r"stack expects each tensor to be equal size, but got \[3,"),
     ("pool_decode", "17", "pool-in-worker", "daemonic processes are not allowed to have children"),
 ])
@@ -215,7 +216,7 @@ def test_probe_finishes_typical_loaders_before_its_limit(probed):
     # Every loader that does not hang is done (or has failed) before the probe's limit stops it,
     # although they run three at a time here; the start of a fresh interpreter comes on top.
     probes = {name: result.probe for name, (result, _) in probed.items()
-              if isinstance(result, checkup.Findings) and result.probe and name != "label_service"}
+              if isinstance(result, doctor.Findings) and result.probe and name != "label_service"}
     assert len(probes) >= 8
     late = {name: (p.outcome, round(p.seconds, 1)) for name, p in probes.items()
             if p.outcome not in ("completed", "error") or p.seconds > PROBE_LIMIT_S + 10}
@@ -226,13 +227,13 @@ def test_probe_finishes_typical_loaders_before_its_limit(probed):
 
 
 def static(capsys, name: str, function: str = "make_loader") -> tuple[int, list]:
-    status = checkup.main(target(name, function), as_json=True, probe=False)
+    status = doctor.main(target(name, function), as_json=True, with_probe=False)
     out = capsys.readouterr().out
     return status, json.loads(out)["findings"]
 
 
 def test_json_has_exactly_the_promised_keys(capsys):
-    status = checkup.main(target("record_file"), as_json=True, probe=False)
+    status = doctor.main(target("record_file"), as_json=True, with_probe=False)
     document = json.loads(capsys.readouterr().out)
     assert list(document) == ["findings"] and status == EXIT_NOT_AS_EXPECTED
     for finding in document["findings"]:
@@ -251,7 +252,8 @@ def test_python_objects_on_the_dataset_copy_on_read(probed):
 
 @pytest.mark.parametrize("name, scenario, check, level, status, says", [
     ("record_file", "11", "open-handles", "risk", EXIT_NOT_AS_EXPECTED, "dataset.file is an open file"),
-    ("sqlite_labels", "11", "open-connection", "risk", EXIT_NOT_AS_EXPECTED, "dataset.db is an open sqlite3.Connection"),
+    ("sqlite_labels", "11", "open-connection", "risk", EXIT_NOT_AS_EXPECTED,
+     "dataset.db is an open sqlite3.Connection"),
     ("spawn_transform", "09", "pickle-for-workers", "risk", EXIT_NOT_AS_EXPECTED,
      "dataset.transform (make_loader.<locals>.<lambda>) cannot be pickled"),
     ("augmenting", "12", "rng-on-dataset", "risk", EXIT_NOT_AS_EXPECTED, "dataset.rng is a numpy.random.Generator"),
@@ -328,14 +330,14 @@ def test_memory_in_flight_over_the_job_limit_is_a_risk(monkeypatch):
                         lambda: (1024 * 2**20, "left under the cgroup limit of 4,096 MB"))
     loader = torch.utils.data.DataLoader(list(range(8)), batch_size=2, num_workers=2, prefetch_factor=16)
     probe = ProbeResult(events=[{"event": "first-batch", "bytes": 64 * 2**20, "storages": 2, "seconds": 0.1}])
-    findings = s10_prefetch_memory.measured(checkup.Examined(loader, checkup.describe(loader), None), probe)
+    findings = s10_prefetch_memory.measured(doctor.Examined(loader, doctor.describe(loader), None), probe)
     memory = found([f.as_dict() for f in findings], "10", "memory-in-flight")
     assert memory["level"] == "risk" and "34 batches in flight" in memory["evidence"]
 
 
 def test_examine_refuses_what_is_not_a_loader():
     with pytest.raises(TypeError, match="needs a torch.utils.data.DataLoader"):
-        checkup.examine([1, 2, 3])
+        doctor.examine([1, 2, 3])
 
 
 # ---------------------------------------------------------------- bad input
@@ -353,7 +355,7 @@ def test_examine_refuses_what_is_not_a_loader():
                                                      "FileNotFoundError"),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, given, says):
-    assert checkup.main(given) == EXIT_BAD_INPUT
+    assert doctor.main(given) == EXIT_BAD_INPUT
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.count("\n") == 1 and captured.err.startswith("error: ")

@@ -1,0 +1,96 @@
+"""What `doctor --pid` read of a job running now (running.py reads it), and the readings the
+checks' `running(job)` hooks share: which workers are stuck, whether the trainer waits for data."""
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from scenarios.clinic.doctor.stacks import frame_lines
+from scenarios.instruments import CLOCK_TICKS
+
+FORK_SERVER = "multiprocessing.forkserver"
+BUSY_CORE_SHARE = 0.1  # of one core over the window, for a thread to count as busy
+SPAWNED = "multiprocessing.spawn"
+
+
+@dataclasses.dataclass
+class Worker:
+    pid: int
+    state: str
+    threads: int
+    cpu_s: list = dataclasses.field(default_factory=list)    # user + system seconds at each sample
+    uss_mb: list = dataclasses.field(default_factory=list)   # private memory at each sample
+    stack: str = ""
+    thread_cpu_s: list = dataclasses.field(default_factory=list)  # {tid: CPU seconds} at each sample
+    sampled_at: list = dataclasses.field(default_factory=list)    # time.monotonic() of each sample
+
+    @property
+    def busy_threads(self) -> int:
+        """Threads that each used at least a quarter of the worker's CPU and a tenth of a core over
+        the window: one per worker is a worker on one thread; more, pools that compete.  An idle
+        worker's queue feeder, a few clock ticks in seconds, is no competitor (under load it
+        reached a quarter of a near-idle worker's CPU)."""
+        if len(self.thread_cpu_s) < 2:
+            return 0
+        first, last = self.thread_cpu_s[0], self.thread_cpu_s[-1]
+        used = {tid: last[tid] - first.get(tid, 0.0) for tid in last}
+        total = sum(used.values())
+        core_tenth = BUSY_CORE_SHARE * (self.sampled_at[-1] - self.sampled_at[0])
+        return sum(1 for s in used.values() if s >= max(1.99 / CLOCK_TICKS, 0.25 * total, core_tenth))  # 2 ticks
+
+    @property
+    def cpu_share(self) -> float:
+        return 0.0 if len(self.cpu_s) < 2 else self.cpu_s[-1] - self.cpu_s[0]
+
+
+@dataclasses.dataclass
+class Job:
+    """What `doctor --pid` read of a job; the checks' `running(job)` judge it."""
+    trainer: int
+    command: str
+    seconds: float                       # the window the samples span
+    workers: list                        # Worker, DataLoader workers only
+    gone: list                           # workers found dead or zombie
+    helpers: list                        # (pid, kind): fork server, shm manager, resource tracker
+    trainer_stacks: list                 # the trainer's stack, sampled a few times over the window
+    trainer_cpu_s: float
+    fds: int | None
+    fd_limit: int | None
+    shm_bytes: int                       # torch's /dev/shm files of this job
+    shm_total: int | None
+    cgroup: dict                         # usage, limit, oom_kills where readable
+    cores: int
+    stacks_readable: bool
+
+    @property
+    def alive_workers(self) -> list:
+        return [w for w in self.workers if w.state not in ("zombie", "dead")]
+
+
+def waits_for_data(stack: str) -> bool:
+    """The trainer's stack is inside the DataLoader waiting for a batch."""
+    return bool(re.search(r"_next_data|_get_data|_try_get_data", stack)) and \
+        bool(re.search(r"\b(get|poll|wait|select|_poll|recv)\b \((?:queues|connection|threading|selectors)", stack))
+
+
+def stuck_workers(job: Job) -> list:
+    """Workers that used no CPU over the window, stopped in the dataset's own code or in a
+    threading wait: not waiting for an index, nor on I/O (a socket, a file: scenario 07's case)."""
+    return [w for w in job.workers if w.cpu_share < 0.05 * job.seconds and w.stack
+            and not _idle_in_worker_loop(w.stack) and not _in_io(w.stack)]
+
+
+_IO_MODULES = ("socket.py", "ssl.py", "selectors.py", "http/", "urllib", "requests/", "botocore/", "fsspec/", "io.py")
+
+
+def _in_io(stack: str) -> bool:
+    lines = frame_lines(stack)
+    return bool(lines) and any(io in lines[0] for io in _IO_MODULES)
+
+
+def _idle_in_worker_loop(stack: str) -> bool:
+    """A worker with nothing to do waits for its next index: its innermost frame is the index
+    queue's get (a poll on its pipe), not the dataset's code."""
+    lines = frame_lines(stack)
+    return bool(lines) and "_worker_loop" in stack and \
+        any(where in lines[0] for where in ("queues.py", "connection.py", "selectors.py"))

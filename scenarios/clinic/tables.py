@@ -1,0 +1,173 @@
+"""`tables`: the generated tables of the front page and of WORKSHOP.md, rewritten from what the
+repository already holds; it runs nothing.  `make figures` calls it after the Measured blocks.
+
+    python -m scenarios tables            # rewrite them
+    python -m scenarios tables --check    # exit 1, writing nothing, where one is out of date
+
+Scenarios are the scenarios/NN_*/ folders, fixes the fixes/*.py files; each table has one source:
+- README.md's symptom table: each scenario.toml's [[symptoms]]; each scenario's first row (its
+  main symptom) comes first, so that the table opens with one line per scenario, then the others;
+- README.md's fixes table, a row per fix: its docstring's first sentence, and the fixed*.py
+  scripts that import from it;
+- README.md's timings and WORKSHOP.md's exercises, a row per scenario: its Measured block
+  (run/report.py), the one stored result of its last run of every variant, and its scenario.toml;
+  a scenario without one reads "not run here".
+"""
+from __future__ import annotations
+
+import ast
+import collections
+import re
+import sys
+
+from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
+from scenarios.clinic.blocks import read_block, replace_block
+from scenarios.clinic.run.declarations import ScenarioError, discover
+from scenarios.clinic.run.report import read_measured
+from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
+
+FRONT_PAGE, WORKSHOP = REPO_ROOT / "README.md", SCENARIOS_DIR / "WORKSHOP.md"
+NOT_RUN = "not run here"
+NEED_WORDS = {"linux": "Linux", "fork": "fork", "userns": "user namespaces", "memory_cgroup": "a memory cgroup"}
+
+
+def _source(what: str) -> str:
+    return f"<!-- written by `python -m scenarios tables` (make figures) from {what}: edit those, not this -->"
+
+
+def symptom_table(scenarios: dict) -> str:
+    rows = [(index > 0, number, index, symptom) for number, scenario in scenarios.items()
+            for index, symptom in enumerate(scenario.symptoms)]
+    lines = [_source("each scenario.toml's [[symptoms]]"), "| symptom you see | scenario | cause |", "|---|---|---|"]
+    for _, number, _, symptom in sorted(rows, key=lambda row: row[:3]):
+        link = f"[{number}](scenarios/{scenarios[number].slug}/)"
+        lines.append(f"| {symptom['seen']} | {link} | {symptom['cause']} |")
+    return "\n".join(lines)
+
+
+def first_sentence(docstring: str) -> str:
+    return re.split(r"(?<=\.)\s", " ".join(docstring.split()), maxsplit=1)[0]
+
+
+def fix_users() -> dict[str, tuple[set, set]]:
+    """fixes module -> (the scenarios whose fixed*.py import from it, the names they import)."""
+    users = collections.defaultdict(lambda: (set(), set()))
+    for script in SCENARIOS_DIR.glob("[0-9][0-9]_*/fixed*.py"):
+        for node in ast.walk(ast.parse(script.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("fixes."):
+                numbers, names = users[node.module.split(".")[1]]
+                numbers.add(script.parent.name[:2])
+                names.update(alias.name for alias in node.names)
+    return users
+
+
+def fixes_table() -> str:
+    users = fix_users()
+    modules = sorted((p for p in (REPO_ROOT / "fixes").glob("*.py") if p.name != "__init__.py"),
+                     key=lambda p: (sorted(users[p.stem][0]) or ["99"], p.stem))
+    lines = [_source("each fixes/*.py's docstring and the fixed*.py that import from it"),
+             "| module | what it gives you | what our `fixed.py` imports | scenario |", "|---|---|---|---|"]
+    for path in modules:
+        summary = first_sentence(ast.get_docstring(ast.parse(path.read_text())) or "").replace("|", "\\|")
+        numbers, names = users[path.stem]
+        lines.append(f"| `{path.name}` | {summary} | {', '.join(f'`{n}`' for n in sorted(names))} "
+                     f"| {', '.join(sorted(numbers)) or 'none'} |")
+    return "\n".join(lines)
+
+
+def _stamps(measured: dict) -> tuple[str, dict[str, str]]:
+    """The stamp most blocks share, and each scenario measured with another (its figures say so)."""
+    stamps = {number: stamp for number, (stamp, seconds) in measured.items() if seconds}
+    common = collections.Counter(stamps.values()).most_common(1)
+    usual = common[0][0] if common else "nothing measured yet"
+    return usual, {number: stamp for number, stamp in stamps.items() if stamp != usual}
+
+
+def _footnotes(others: dict[str, str]) -> list[str]:
+    return ["", *(f"† {number}: measured with {stamp}." for number, stamp in others.items())] if others else []
+
+
+def _timing_row(number: str, seconds: dict | None, other_stamp: bool) -> str:
+    if seconds is None:
+        return f"| {number} | {NOT_RUN} | {NOT_RUN} | |"
+    slowest = max(seconds, key=seconds.get)
+    return (f"| {number}{' †' if other_stamp else ''} | {seconds['broken'] + seconds['fixed']:.0f} s "
+            f"| {sum(seconds.values()):.0f} s | `{slowest}` {seconds[slowest]:.0f} s |")
+
+
+def timings_table(scenarios: dict) -> str:
+    measured = {number: read_measured(scenario) for number, scenario in scenarios.items()}
+    usual, others = _stamps(measured)
+    runs = {number: seconds for number, (_, seconds) in measured.items() if {"broken", "fixed"} <= set(seconds)}
+    missing = [number for number in measured if number not in runs]
+    lines = [f"Summed from each scenario's Measured block (`make figures`, one run of every variant): {usual}.", "",
+             "| scenario | broken + fixed | every variant | slowest variant |", "|---|---|---|---|"]
+    lines += [_timing_row(number, runs.get(number), number in others) for number in measured]
+    lines += ["", f"In all: {sum(s['broken'] + s['fixed'] for s in runs.values()):.0f} s for `make workshop` "
+              f"(broken + fixed), {sum(sum(s.values()) for s in runs.values()):.0f} s for every variant"
+              + (f"; {', '.join(missing)}: {NOT_RUN}." if missing else ".")]
+    return "\n".join(lines + _footnotes(others))
+
+
+def exercises_table(scenarios: dict) -> str:
+    measured = {number: read_measured(scenario) for number, scenario in scenarios.items()}
+    usual, others = _stamps(measured)
+    lines = [f"`fixed.py`'s run: the `fixed` row of the scenario's Measured block (`make figures`): {usual}.", "",
+             "| # | what it teaches | `fixed.py`'s run | limit | runs on |", "|---|---|---|---|---|"]
+    for number, scenario in scenarios.items():
+        fixed = measured[number][1].get("fixed")
+        run = f"{fixed:.0f} s{' †' if number in others else ''}" if fixed is not None else NOT_RUN
+        needs = " + ".join(NEED_WORDS.get(need, need) for need in scenario.needs) or "anywhere"
+        lines.append(f"| [{number}]({scenario.slug}/README.md) | {scenario.exercise.get('lesson', 'no exercise yet')} "
+                     f"| {run} | {scenario.limit_for('fixed'):.0f} s | {needs} |")
+    return "\n".join(lines + _footnotes(others))
+
+
+def rendered() -> dict[tuple, str]:
+    """(file, block name) -> the block's body as it should read now."""
+    scenarios = discover()
+    return {(FRONT_PAGE, "symptoms"): symptom_table(scenarios),
+            (FRONT_PAGE, "fixes"): fixes_table(),
+            (FRONT_PAGE, "timings"): timings_table(scenarios),
+            (WORKSHOP, "exercises"): exercises_table(scenarios)}
+
+
+def _out_of_date() -> dict[tuple, str]:
+    return {(path, name): body for (path, name), body in rendered().items() if read_block(path, name) != body}
+
+
+def _label(path, name: str) -> str:
+    return f"{path.relative_to(REPO_ROOT)}: {name}"
+
+
+def stale() -> list[str]:
+    """The blocks that differ from what `tables` would write."""
+    return [_label(*key) for key in _out_of_date()]
+
+
+def write() -> list[str]:
+    """Rewrite the blocks that are out of date, and only those: others may be editing these files."""
+    out_of_date = _out_of_date()
+    for (path, name), body in out_of_date.items():
+        replace_block(path, name, body)
+    return [_label(*key) for key in out_of_date]
+
+
+def arguments(name: str, parser) -> None:
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 and name each table that is out of date")
+
+
+def run(args) -> int:
+    if args.check:
+        out_of_date = stale()
+        for block in out_of_date:
+            print(f"out of date: {block} (run `python -m scenarios tables`)", file=sys.stderr)
+        return EXIT_NOT_AS_EXPECTED if out_of_date else EXIT_OK
+    try:
+        written = write()
+    except ScenarioError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"rewrote {', '.join(written)}" if written else "every generated table was up to date", file=sys.stderr)
+    return EXIT_OK
