@@ -165,6 +165,13 @@ def test_package_faces_load_nothing_until_asked():
         assert not eager, f"{face.relative_to(REPO_ROOT)} imports {eager} when loaded: use lazy_face"
 
 
+@pytest.mark.parametrize("face", ["scenarios.clinic.run", "scenarios.clinic.doctor", "scenarios.clinic.workshop"])
+def test_every_name_of_a_lazy_face_resolves(face):
+    package = importlib.import_module(face)
+    for name in package.__getattr__.names:
+        assert getattr(package, name) is not None, f"{face}.{name}"
+
+
 def _top_level_imports(path: Path) -> list[str]:
     return [node.module for node in ast.parse(path.read_text()).body
             if isinstance(node, ast.ImportFrom) and node.module] + \

@@ -5,6 +5,7 @@ import os
 import signal
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import time
 from pathlib import Path
@@ -210,7 +211,7 @@ def test_paths_are_shown_relative_to_the_repository_and_site_packages(tmp_path):
     result = run(tmp_path, "import json; json.loads('{')", expect="error")
     assert "json/decoder.py" in result["output_tail"]
     assert sys.prefix not in result["output_tail"] and sys.base_prefix not in result["output_tail"]
-    site = supervise.sysconfig.get_paths()["purelib"]
+    site = sysconfig.get_paths()["purelib"]
     assert supervise.readable_paths(f'File "{site}/torch/x.py"') == 'File "site-packages/torch/x.py"'
     assert supervise.readable_paths(f"{REPO_ROOT}/scenarios/03_x/broken.py") == "scenarios/03_x/broken.py"
 

@@ -14,7 +14,8 @@ REPO_ROOT = SCENARIOS_DIR.parent
 
 def lazy_face(package: str, where: dict[str, str]):
     """A package's module `__getattr__`: each public name is imported on first use from the
-    module `where[name]` names, relative to the package ("module", or "module:other_name").
+    module `where[name]` names: relative to the package, or absolute ("scenarios.…"), and
+    "module:other_name" where the module calls it otherwise.
     A name may not also be a submodule's: once that module is imported, Python sets the package's
     attribute to the module and `__getattr__` is never asked again."""
     package_dir = Path(sys.modules[package].__file__).parent
@@ -26,5 +27,7 @@ def lazy_face(package: str, where: dict[str, str]):
         if name not in where:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, _, attribute = where[name].partition(":")
-        return getattr(importlib.import_module(f"{package}.{module}"), attribute or name)
+        module = module if module.startswith("scenarios.") else f"{package}.{module}"
+        return getattr(importlib.import_module(module), attribute or name)
+    __getattr__.names = tuple(where)   # for the test that every one of them resolves
     return __getattr__

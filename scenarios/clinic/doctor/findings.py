@@ -10,6 +10,7 @@ import textwrap
 
 from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
 from scenarios.clinic.doctor import events
+from scenarios.clinic.paths import readable_paths
 from scenarios.clinic.run.declarations import ScenarioError as BadInput  # noqa: F401  (one bad-input exception)
 
 MIB = 2**20
@@ -65,9 +66,8 @@ def mb(n: float) -> str:
 
 
 def readable(text: str) -> str:
-    """The paths of this machine as a reader's own would read (supervise.readable_paths), and
+    """The paths of this machine as a reader's own would read (paths.readable_paths), and
     without the probe's temporary folder or the interpreter's installation."""
-    from scenarios.clinic.run.supervise import readable_paths
     text = re.sub(re.escape(tempfile.gettempdir()) + rf"/{events.PROBE_FOLDER_PREFIX}[^/\s]+/", "",
                   readable_paths(text))
     for prefix in {sys.base_prefix, os.path.realpath(sys.base_prefix)}:

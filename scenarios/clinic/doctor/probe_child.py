@@ -20,130 +20,29 @@ Stages, each bounded in time (the doctor also watches the clock from outside):
 from __future__ import annotations
 
 import faulthandler
-import hashlib
 import json
 import os
 import pickle
 import sys
 import time
 import traceback
-from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
 import psutil
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
-from fixes.memory_in_flight import batch_nbytes
 from scenarios.clinic.doctor import events
-from scenarios.clinic.doctor.holdings import kind_of
+from scenarios.clinic.doctor.fingerprints import attribute_fingerprints, batch_shape, fingerprint, sample_fingerprints
 from scenarios.host import usable_cores
 from scenarios.instruments import loader_memory_bytes, open_fd_count, process_memory_mb
 
 MAX_BATCHES = 24
 MAX_STREAM_BATCHES = 400   # an IterableDataset is read to its end where it is this short (13's count)
-HASH_LIMIT_BYTES = 64 * 2**20  # fingerprints skip bigger arrays (and say so)
 
 
 def emit(event: str, **fields) -> None:
     print(events.PREFIX + json.dumps({"event": events.known(event), **fields}, default=str), flush=True)
-
-
-# ---------------------------------------------------------------- what a batch is made of
-
-
-def _tensors(batch):
-    """Every tensor and numpy array in a collated batch (tuples, lists, dicts, nested)."""
-    if isinstance(batch, (torch.Tensor, np.ndarray)):
-        yield batch
-    elif isinstance(batch, Mapping):
-        for value in batch.values():
-            yield from _tensors(value)
-    elif isinstance(batch, (list, tuple)):
-        for item in batch:
-            yield from _tensors(item)
-
-
-def batch_shape(batch) -> dict:
-    """Bytes as /dev/shm holds them (fixes/memory_in_flight.py's count) and descriptors: one
-    per tensor storage under the file_descriptor strategy."""
-    storages = {part.untyped_storage().data_ptr() or id(part) for part in _tensors(batch)
-                if isinstance(part, torch.Tensor)}
-    return {"bytes": batch_nbytes(batch), "storages": len(storages)}
-
-
-def sample_fingerprints(batch) -> list[str]:
-    """One digest per sample of a collated batch (a row of each tensor), so that repeats are
-    counted by sample: a shuffle in each worker rarely repeats whole batches."""
-    parts = list(_tensors(batch))
-    rows = {part.shape[0] for part in parts if getattr(part, "ndim", 0) >= 1}
-    if parts and len(rows) == 1:
-        return [fingerprint([part[i] for part in parts]) for i in range(rows.pop())]
-    if isinstance(batch, list):
-        return [fingerprint(item) for item in batch]
-    return [fingerprint(batch)]
-
-
-def fingerprint(value, depth: int = 0) -> str:
-    """A digest of a batch or an attribute's content (not its identity)."""
-    digest = hashlib.sha1()
-
-    def feed(item, level):
-        if isinstance(item, torch.Tensor):
-            item = item.detach().cpu()
-            digest.update(f"T{tuple(item.shape)}{item.dtype}".encode())
-            if item.numel() * item.element_size() <= HASH_LIMIT_BYTES:
-                digest.update(item.contiguous().numpy().tobytes() if item.dtype != torch.bfloat16
-                              else item.float().contiguous().numpy().tobytes())
-        elif isinstance(item, np.ndarray):
-            digest.update(f"A{item.shape}{item.dtype}".encode())
-            if item.dtype != object and item.nbytes <= HASH_LIMIT_BYTES:
-                digest.update(np.ascontiguousarray(item).tobytes())
-            elif item.dtype == object and level < 4:
-                for element in item.flat[:10_000]:
-                    feed(element, level + 1)
-        elif isinstance(item, Mapping) and level < 6:
-            keys = list(item)
-            digest.update(f"M{len(keys)}".encode())
-            for key in keys[::max(1, len(keys) // 256)]:
-                digest.update(repr(key).encode())
-                feed(item[key], level + 1)
-        elif isinstance(item, (list, tuple)) and level < 6:
-            digest.update(f"L{len(item)}".encode())
-            # A long index is judged by an even sample: hashing 10 million records would
-            # take longer than the probe may.
-            step = max(1, len(item) // 256)
-            for element in item[::step]:
-                feed(element, level + 1)
-        else:
-            try:
-                digest.update(pickle.dumps(item, protocol=4))
-            except Exception:
-                digest.update(repr(type(item)).encode())
-    feed(value, depth)
-    return digest.hexdigest()[:16]
-
-
-def _attribute_fingerprints(dataset) -> dict[str, str]:
-    """Content digest of each attribute of the dataset (and of a dataset it wraps)."""
-    found = {}
-
-    def visit(obj, path, level):
-        for name, value in list(getattr(obj, "__dict__", {}).items()):
-            where = f"{path}.{name}"
-            if value is None or callable(value) and not hasattr(value, "__dict__"):
-                continue
-            if isinstance(value, torch.Tensor) and value.is_shared():
-                continue  # shared on purpose (torch.Tensor.share_memory_): every worker sees it
-            if kind_of(value) == "rng":
-                continue  # a generator advances as it draws: the draws check is about it
-            if level < 1 and hasattr(value, "__getitem__") and hasattr(value, "__dict__") \
-                    and not isinstance(value, (torch.Tensor, np.ndarray)):
-                visit(value, where, level + 1)
-            found[where] = fingerprint(value)
-    visit(dataset, "dataset", 0)
-    return found
 
 
 # ---------------------------------------------------------------- building loaders
@@ -189,6 +88,17 @@ def _shut_down(iterator) -> None:
 # ---------------------------------------------------------------- the stages
 
 
+def _read_memory(workers: list, n: int) -> float:
+    """One MEMORY event; returns the seconds it took.  Reading /proc costs milliseconds per
+    process: the caller keeps that time apart, so that the batch rate is the loader's, not the
+    probe's."""
+    began = time.perf_counter()
+    uss = {worker.pid: round(measured[0], 2) for worker in workers if (measured := process_memory_mb(worker))}
+    shm = loader_memory_bytes()[1] if os.path.exists("/proc/self/smaps_rollup") else None
+    emit(events.MEMORY, n=n, uss=uss, fds=open_fd_count(), shm=shm)
+    return time.perf_counter() - began
+
+
 def iterate(loader: DataLoader, budget_s: float) -> dict:
     iterable = isinstance(loader.dataset, IterableDataset)
     parent = process_memory_mb(psutil.Process())  # what a forked worker could copy at most
@@ -199,22 +109,6 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
     emit(events.WORKERS_STARTED, pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
          parent_uss=round(parent[0], 1) if parent else None)
     hashes, count, measuring_s, last_sample, ended = [], 0, 0.0, -1.0, False
-
-    def sample(n):
-        # Reading /proc costs milliseconds per process: time-based, and its cost is kept
-        # apart so that the batch rate is the loader's, not the probe's.
-        nonlocal measuring_s, last_sample
-        began = time.perf_counter()
-        uss = {}
-        for worker in workers:
-            measured = process_memory_mb(worker)
-            if measured:
-                uss[worker.pid] = round(measured[0], 2)
-        shm = loader_memory_bytes()[1] if os.path.exists("/proc/self/smaps_rollup") else None
-        emit(events.MEMORY, n=n, uss=uss, fds=open_fd_count(), shm=shm)
-        last_sample = time.perf_counter()
-        measuring_s += last_sample - began
-
     for count in range(1, (MAX_STREAM_BATCHES if iterable else MAX_BATCHES) + 1):
         try:
             batch = next(iterator)
@@ -229,11 +123,12 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
         emit(events.BATCH, n=count, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
         del batch
         if workers and (count == len(workers) or time.perf_counter() - last_sample > 0.3):
-            sample(count)
+            measuring_s += _read_memory(workers, count)
+            last_sample = time.perf_counter()
         if now - measuring_s > budget_s and count >= 3:
             break
     if count and workers:
-        sample(count)
+        measuring_s += _read_memory(workers, count)
     seconds = time.perf_counter() - started
     result = {"batches": count, "seconds": round(seconds, 3),
               "measuring_s": round(measuring_s, 3),
@@ -253,7 +148,7 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
     else:
         usable = usable_cores()[0]
         other, workers = copy_of(loader, max(2, min(4, usable or 2))), max(2, min(4, usable or 2))
-    before = _attribute_fingerprints(loader.dataset) if not workers else {}
+    before = attribute_fingerprints(loader.dataset) if not workers else {}
     started, cpu_started = time.perf_counter(), time.process_time()
     iterator, count, hashes, ended = iter(other), 0, [], False
     first_at = None
@@ -278,7 +173,7 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
     del iterator
     changed = []
     if not workers:
-        after = _attribute_fingerprints(loader.dataset)
+        after = attribute_fingerprints(loader.dataset)
         changed = sorted(name for name in before if after.get(name) != before[name])
     return {"workers": workers, "batches": count, "seconds": round(seconds, 3),
             "first_batch_s": round(first_at or 0.0, 3),
@@ -313,6 +208,30 @@ def draws(loader: DataLoader, budget_s: float) -> dict | None:
     return {"index": repr(first)[:60], "by_worker": [delivered[0::2], delivered[1::2]], "in_process": in_process}
 
 
+def _run_stage(stage: str, loader: DataLoader, measured: dict, failed: bool, left: float) -> dict | None:
+    if stage == events.ITERATE:
+        return iterate(loader, budget_s=min(4.0, left / 3))
+    if stage == events.COMPARE:
+        # After an error in the workers, the same samples read in this process give the error
+        # as num_workers=0 shows it (often plainer), or show it does not happen.
+        stream = isinstance(loader.dataset, IterableDataset) and measured.get("ended")
+        return compare(loader, MAX_BATCHES if failed else MAX_STREAM_BATCHES if stream else measured["batches"],
+                       budget_s=min(1.5 if failed else 3.0, left / 2), first_batch=not measured["batches"])
+    return draws(loader, budget_s=min(4.0, left))
+
+
+def _emit_error(stage: str, err: BaseException) -> None:
+    for _ in range(3):
+        try:
+            emit(events.ERROR, stage=stage, type=type(err).__name__, message=str(err),
+                 traceback="".join(traceback.format_exception(err))[-6000:])
+            return
+        except Exception as raised_meanwhile:
+            # PyTorch's SIGCHLD handler raises wherever this process is when a worker dies,
+            # here too (after a ConnectionResetError from the dying worker, say).
+            err = raised_meanwhile
+
+
 def main(launcher: str) -> None:
     order = json.loads(Path(launcher).with_name("order.json").read_text())
     # The doctor's current folder and sys.path: relative data paths and the dataset's
@@ -338,28 +257,10 @@ def main(launcher: str) -> None:
             break
         emit(events.STAGE, stage=stage)
         try:
-            if stage == events.ITERATE:
-                measured = result = iterate(loader, budget_s=min(4.0, left / 3))
-            elif stage == events.COMPARE:
-                # After an error in the workers, the same samples read in this process give
-                # the error as num_workers=0 shows it (often plainer), or show it does not happen.
-                stream = isinstance(loader.dataset, IterableDataset) and measured.get("ended")
-                result = compare(loader,
-                                 MAX_BATCHES if failed else MAX_STREAM_BATCHES if stream else measured["batches"],
-                                 budget_s=min(1.5 if failed else 3.0, left / 2),
-                                 first_batch=not measured["batches"])
-            else:
-                result = draws(loader, budget_s=min(4.0, left))
+            result = _run_stage(stage, loader, measured, failed, left)
+            measured = result if stage == events.ITERATE else measured
         except Exception as err:  # the user's error, whatever it is: the doctor maps it
-            for _ in range(3):
-                try:
-                    emit(events.ERROR, stage=stage, type=type(err).__name__, message=str(err),
-                         traceback="".join(traceback.format_exception(err))[-6000:])
-                    break
-                except Exception as raised_meanwhile:
-                    # PyTorch's SIGCHLD handler raises wherever this process is when a worker
-                    # dies, here too (after a ConnectionResetError from the dying worker, say).
-                    err = raised_meanwhile
+            _emit_error(stage, err)
             if failed or stage != events.ITERATE:
                 break
             failed = True

@@ -9,13 +9,11 @@ exit status; on a hang `where_stuck()` shows each process's stack.
 from __future__ import annotations
 
 import os
-import re
 import resource
 import shutil
 import signal
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 import time
@@ -23,32 +21,10 @@ from pathlib import Path
 
 import psutil
 
-from scenarios.clinic.run.declarations import REPO_ROOT
+from scenarios.clinic import REPO_ROOT
+from scenarios.clinic.paths import RUN_FOLDER_PREFIX, readable_paths
 from scenarios.host import py_spy_path
 from scenarios.instruments import helper_kind
-
-# Show the paths of this machine as a reader's own would read: relative to the
-# repository, to site-packages, or to the standard library.
-_PATH_PREFIXES = sorted({
-    (str(REPO_ROOT) + os.sep, ""),
-    (sysconfig.get_paths()["purelib"] + os.sep, "site-packages/"),
-    (sysconfig.get_paths()["platlib"] + os.sep, "site-packages/"),
-    (sysconfig.get_paths()["stdlib"] + os.sep, f"python{sys.version_info[0]}.{sys.version_info[1]}/"),
-    (str(Path(sys.executable).parent) + os.sep, ""),
-}, key=lambda pair: -len(pair[0]))
-
-
-# A script's temporary folder (tempfile.mkdtemp/TemporaryDirectory) differs on every run; it lies
-# in the run's own folder (see Supervised) or, for a process started otherwise, in the system's.
-_RUN_FOLDER_PREFIX = "clinic-run-"
-_TEMP_FOLDER = re.compile(re.escape(tempfile.gettempdir()) + rf"/(?:{_RUN_FOLDER_PREFIX}\w+(?:/tmp\w+)?|tmp\w+)")
-
-
-def readable_paths(text: str) -> str:
-    for prefix, shown in _PATH_PREFIXES:
-        text = text.replace(prefix, shown)
-    return _TEMP_FOLDER.sub("<tmp>", text)
-
 
 # Jupyter kernels force colour on; a stack stored in a result should be plain text.
 _PLAIN_TEXT_ENV = {k: v for k, v in os.environ.items() if k not in ("CLICOLOR_FORCE", "FORCE_COLOR")}
@@ -66,7 +42,7 @@ class Supervised:
         # Every run gets a temporary folder of its own as TMPDIR, removed when the run is over:
         # multiprocessing leaves a pymp-* folder behind for each process killed before its exit
         # handlers ran, and the runner kills on purpose.
-        self._folder = tempfile.mkdtemp(prefix=_RUN_FOLDER_PREFIX)
+        self._folder = tempfile.mkdtemp(prefix=RUN_FOLDER_PREFIX)
         env = dict(os.environ, **(env or {}), PYTHONUNBUFFERED="1", TMPDIR=self._folder)
         # `observe` (a workshop attempt): every interpreter of the run first runs a sitecustomize.py
         # of the run's own, which records what its DataLoaders do (observe.py) in `observed`.

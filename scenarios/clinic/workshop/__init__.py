@@ -6,6 +6,7 @@ from scenarios.clinic import lazy_face
 __getattr__ = lazy_face(__name__, {
     **dict.fromkeys(("check", "grade", "grade_text", "say_bad_input"), "grading"),
     **dict.fromkeys(("hint", "practice", "record_grade", "solution", "status", "status_table"), "progress"),
+    "CannotRunHere": "scenarios.clinic.run.declarations",
     **dict.fromkeys(("CANNOT_RUN", "NOT_YET", "PASSED", "Grade", "exercise_of", "module_constants",
                      "static_problems"), "rules"),
 })
