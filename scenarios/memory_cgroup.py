@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import subprocess
 import sys
 import time
@@ -47,9 +46,9 @@ class CannotLimit(Exception):
     """No memory cgroup can be made here; the message says why and what would do."""
 
 
-def _own_groups() -> dict[str, Path]:
-    """This process's memory group directory: {"v1": …} and/or {"v2": …}, from
-    /proc/self/cgroup and the cgroup mounts in /proc/self/mountinfo."""
+def _own_groups(pid: int | str = "self") -> dict[str, Path]:
+    """A process's memory group directory: {"v1": …} and/or {"v2": …}, from /proc/PID/cgroup
+    and the cgroup mounts in /proc/self/mountinfo."""
     mounts = {}
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         left, right = line.split(" - ")
@@ -58,7 +57,7 @@ def _own_groups() -> dict[str, Path]:
         if fstype == "cgroup2" or (fstype == "cgroup" and "memory" in options.split(",")):
             mounts.setdefault("v2" if fstype == "cgroup2" else "v1", (root, Path(point)))
     found = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
         kind = "v2" if controllers == "" else "v1" if "memory" in controllers.split(",") else None
         if kind in mounts:
@@ -69,33 +68,18 @@ def _own_groups() -> dict[str, Path]:
 
 
 def memory_cgroup_of(pid: int) -> dict:
-    """The memory cgroup of process `pid`: usage, limit and the kernel's OOM-kill count (v2 or v1)."""
+    """The memory cgroup of process `pid` as MemoryGroup's counters read it: usage, limit (None:
+    none) and the kernel's OOM-kill count; {} where there is none or it cannot be read."""
     try:
-        lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
-    except OSError:
+        groups = _own_groups(pid)
+    except (OSError, ValueError):
         return {}
-    for line in lines:
-        _, controllers, path = line.split(":", 2)
-        base = Path("/sys/fs/cgroup") / path.lstrip("/") if controllers == "" else \
-            Path("/sys/fs/cgroup/memory") / path.lstrip("/") if "memory" in controllers.split(",") else None
-        if base is None or not base.is_dir():
+    for kind, path in groups.items():
+        group = MemoryGroup.existing(path, version=2 if kind == "v2" else 1)
+        try:
+            return {"usage": group.usage_bytes(), "limit": group.current_limit(), "oom_kills": group.oom_kills()}
+        except (OSError, ValueError, KeyError):
             continue
-        v2 = controllers == ""
-        read = {"usage": "memory.current" if v2 else "memory.usage_in_bytes",
-                "limit": "memory.max" if v2 else "memory.limit_in_bytes"}
-        found = {}
-        for key, name in read.items():
-            try:
-                text = (base / name).read_text().strip()
-                found[key] = None if text == "max" or int(text) >= 2**60 else int(text)
-            except (OSError, ValueError):
-                pass
-        events = base / ("memory.events" if v2 else "memory.oom_control")
-        match = re.search(r"oom_kill (\d+)", events.read_text()) if events.is_file() else None
-        if match:
-            found["oom_kills"] = int(match.group(1))
-        if found:
-            return found
     return {}
 
 
@@ -105,6 +89,13 @@ class MemoryGroup:
     def __init__(self, parent: Path, version: int, limit_bytes: int):
         self.parent, self.version, self.limit_bytes = parent, version, limit_bytes
         self.path = parent / f"{PREFIX}{os.getpid()}"
+
+    @classmethod
+    def existing(cls, path: Path, version: int) -> MemoryGroup:
+        """A group that is there already (a job's own), to read its counters."""
+        group = cls(path.parent, version, 0)
+        group.path = path
+        return group
 
     # ------------------------------------------------------------ making and removing
 
@@ -188,6 +179,11 @@ class MemoryGroup:
 
     def usage_bytes(self) -> int:
         return int(self._read("memory.usage_in_bytes" if self.version == 1 else "memory.current"))
+
+    def current_limit(self) -> int | None:
+        """The limit in force (None: unlimited; v1 writes a huge number for none)."""
+        text = self._read("memory.limit_in_bytes" if self.version == 1 else "memory.max").strip()
+        return None if text == "max" or int(text) >= 2**60 else int(text)
 
     def peak_bytes(self) -> int | None:
         name = "memory.max_usage_in_bytes" if self.version == 1 else "memory.peak"  # memory.peak: Linux 5.19+
