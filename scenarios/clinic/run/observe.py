@@ -8,10 +8,12 @@ forkserver workers too) before any of the attempt's code.  `install` waits for
 - DataLoader.__init__: each loader as built (num_workers, batch_size, start method, persistent_workers,
   prefetch_factor);
 - DataLoader.__iter__ and the iterators' __next__: batches and samples delivered per epoch per loader
-  in the training process, and the CPU time that process spent between two batches;
-- PyTorch's (and torchdata's) worker loop `_worker_loop`: only a real DataLoader worker runs it, and
-  there, every batch put on the data queue: how many, the worker's CPU time, its USS at the start and
-  as it goes.
+  in the training process, the CPU time its training thread spent between two batches, and for each
+  batch what the model receives: each sample's fingerprint (its bytes), its size, the training
+  process's dataset state, and /dev/shm's use at that moment (fingerprints.py);
+- PyTorch's (and torchdata's) worker loop `_worker_loop` (worker_hook.py): only a real DataLoader
+  worker runs it, and there, every batch put on the data queue: how many, the worker's CPU time and
+  its CPU from index to batch, its USS, the random states it left, its dataset copy's state.
 
 Each record is one JSON line written with os.write on a descriptor opened at install (O_APPEND: the
 processes of a run share the file).  `summary(PATH)` reads it back for the grade.  Nothing here may
@@ -26,10 +28,12 @@ import os
 import sys
 import time
 
+from scenarios.clinic.run import fingerprints
+
 _FD: int | None = None
 _PATCHED: set[str] = set()
 _WATCHED = ("torch.utils.data.dataloader", "torchdata.stateful_dataloader.stateful_dataloader")
-USS_EVERY_S = 0.5
+FIELDS_ENV = "CLINIC_OBSERVE_FIELDS"  # set by the grader where an exercise judges each tensor's rows
 
 
 def install(path: str) -> None:
@@ -119,7 +123,8 @@ def _patch(module) -> None:
         loader_class, iterator_class = module.StatefulDataLoader, module._StatefulBaseDataLoaderIter
         from torchdata.stateful_dataloader import worker as worker_module
         module_with_loop = module
-    loop = _watched_loop(worker_module._worker_loop)
+    from scenarios.clinic.run.worker_hook import watched_loop
+    loop = watched_loop(worker_module._worker_loop, _write)
     worker_module._worker_loop = loop
     module_with_loop._worker_loop = loop
     if "__init__" in loader_class.__dict__:
@@ -187,7 +192,8 @@ def _watched_next(step):
             tally = self._clinic_tally = dict(tally, pid=os.getpid(), batches=0, samples=0, main_cpu_s=0.0,
                                               wait_s=0.0)
             self._clinic_last = None
-        called, cpu = time.monotonic(), time.process_time()
+        called = time.monotonic()
+        cpu = time.thread_time()  # the training thread's own: a thread pool's spinning is not its work
         batch = step(self)  # StopIteration and errors pass through untouched
         try:
             last = self._clinic_last
@@ -196,12 +202,24 @@ def _watched_next(step):
             tally["wait_s"] += time.monotonic() - called
             tally["batches"] += 1
             tally["samples"] += _samples(batch)
-            self._clinic_last = time.process_time()
             _write(tally)
+            _write_delivered(self, tally, batch)
+            self._clinic_last = time.thread_time()
         except Exception:
             pass
         return batch
     return __next__
+
+
+def _write_delivered(iterator, tally: dict, batch) -> None:
+    """What the model receives in this batch: each sample's fingerprint, the training process's
+    copy of the dataset as it stands, and /dev/shm's use now."""
+    fields = [] if os.environ.get(FIELDS_ENV) else None  # each tensor's rows too, where the grade asks
+    _write({"k": "batch", "pid": tally["pid"], "lid": tally["lid"], "epoch": tally["epoch"],
+            "workers": tally["workers"], "fp": fingerprints.sample_fingerprints(batch, fields), "fields": fields,
+            "bytes": fingerprints.sample_bytes(batch),
+            "ds": fingerprints.dataset_state(getattr(iterator, "_dataset", None)),
+            "shm_mb": fingerprints.shm_used_mb()})
 
 
 def _samples(batch) -> int:
@@ -221,136 +239,7 @@ def _samples(batch) -> int:
     return 1
 
 
-# ---------------------------------------------------------------- a DataLoader worker
-
-def _uss_mb() -> float | None:
-    try:
-        with open("/proc/self/smaps_rollup") as smaps:
-            kib = sum(int(line.split()[1]) for line in smaps if line.startswith(("Private_Clean", "Private_Dirty")))
-        return round(kib / 1024, 2)
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-class _CountingQueue:
-    """The worker's data queue, counting what the worker loop puts on it (a batch, or an error)."""
-
-    def __init__(self, queue, record, stateful: bool):
-        self._queue, self._record, self._stateful = queue, record, stateful
-        self._uss_at = time.monotonic()
-
-    def put(self, item, *args, **kwargs):
-        try:
-            payload = item[1] if isinstance(item, tuple) and len(item) == 2 else None
-            if self._stateful and isinstance(payload, tuple) and len(payload) == 3:
-                payload = payload[0]  # torchdata puts (data, worker_id, state)
-            kind = type(payload).__name__
-            if kind not in ("_IterableDatasetStopIteration", "_AckStartup", "_ResumeIteration", "NoneType"):
-                record = self._record
-                record["errors" if kind == "ExceptionWrapper" else "batches"] += 1
-                record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
-                record["daemon"] = _daemonic()
-                now = time.monotonic()
-                if now - self._uss_at >= USS_EVERY_S:
-                    record["uss_end_mb"], self._uss_at = _uss_mb(), now
-                _write(record)
-        except Exception:
-            pass
-        return self._queue.put(item, *args, **kwargs)
-
-    def __getattr__(self, name):
-        return getattr(self._queue, name)
-
-
-def _daemonic() -> bool | None:
-    """Whether this worker is still daemonic, as multiprocessing decides it (a daemonic process may
-    start no children); a worker that clears its own flag to start a pool shows here."""
-    try:
-        import multiprocessing
-        return bool(multiprocessing.current_process()._config.get("daemon"))
-    except Exception:
-        return None
-
-
-def _watched_loop(loop):
-    if getattr(loop, "_clinic_watched", False):
-        return loop
-    stateful = loop.__module__.startswith("torchdata")
-
-    @functools.wraps(loop)
-    def _worker_loop(*args, **kwargs):
-        record = {"k": "worker", "pid": os.getpid(), "ppid": os.getppid(), "batches": 0, "errors": 0,
-                  "cpu_at_start": time.process_time(), "cpu_s": 0.0, "uss_start_mb": _uss_mb()}
-        try:
-            args = list(args)
-            names = loop.__code__.co_varnames
-            record["worker_id"] = args[names.index("worker_id")] if len(args) > names.index("worker_id") \
-                else kwargs.get("worker_id")
-            if len(args) > 3:
-                args[3] = _CountingQueue(args[3], record, stateful)
-            elif "data_queue" in kwargs:
-                kwargs["data_queue"] = _CountingQueue(kwargs["data_queue"], record, stateful)
-            record["uss_end_mb"] = record["uss_start_mb"]
-            _write(record)
-        except Exception:
-            pass
-        try:
-            return loop(*args, **kwargs)
-        finally:
-            record["uss_end_mb"] = _uss_mb()
-            record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
-            record["ended"] = True
-            record["daemon"] = _daemonic()
-            _write(record)
-    _worker_loop._clinic_watched = True
-    return _worker_loop
-
-
-# ---------------------------------------------------------------- reading it back (the runner)
-
 def summary(path) -> dict:
-    """What the hook recorded, the last record of each loader, epoch and worker, with totals."""
-    loaders, epochs, workers, replaced = {}, {}, {}, set()
-    try:
-        text = open(path, errors="replace").read()
-    except OSError:
-        text = ""
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
-        kind = record.get("k")
-        if kind == "loader":
-            loaders[(record["pid"], record["lid"])] = record
-        elif kind == "epoch":
-            epochs[(record["pid"], record["lid"], record["epoch"])] = record
-        elif kind == "worker":
-            workers[record["pid"]] = record
-        elif kind == "replaced":
-            replaced.update(record.get("names", []))
-    workers_list = list(workers.values())
-    worker_cpu = sum(w.get("cpu_s", 0.0) for w in workers_list)
-    worker_batches = sum(w.get("batches", 0) for w in workers_list)
-    with_workers = [e for e in epochs.values() if e.get("workers", 0) > 0]
-    main_cpu = sum(e.get("main_cpu_s", 0.0) for e in with_workers)
-    return {
-        "loaders": list(loaders.values()),
-        "epochs": list(epochs.values()),
-        "workers": workers_list,
-        "real_workers": len(workers_list),
-        "worker_batches": worker_batches,
-        "worker_cpu_s": round(worker_cpu, 4),
-        "worker_ms_per_batch": round(1000 * worker_cpu / worker_batches, 3) if worker_batches else None,
-        "batches": sum(e.get("batches", 0) for e in epochs.values()),
-        "samples": sum(e.get("samples", 0) for e in epochs.values()),
-        "batches_from_workers": sum(e.get("batches", 0) for e in with_workers),
-        "main_cpu_between_batches_s": round(main_cpu, 4),
-        "worker_share": round(worker_cpu / (worker_cpu + main_cpu), 4) if worker_cpu + main_cpu > 0 else None,
-        "replaced": sorted(replaced),
-        "undaemonic_workers": sum(1 for w in workers_list if w.get("daemon") is False),
-        "start_methods": sorted({loader["start_method"] for loader in loaders.values()
-                                 if loader.get("workers", 0) > 0 and loader.get("start_method")}),
-    }
+    """What the hook recorded, read back (observed.py)."""
+    from scenarios.clinic.run.observed import summary as read_back
+    return read_back(path)

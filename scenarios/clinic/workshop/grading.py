@@ -9,9 +9,11 @@ from pathlib import Path
 
 from scenarios.clinic.paths import shown
 from scenarios.clinic.run import judge
+from scenarios.clinic.run.observe import FIELDS_ENV
 from scenarios.clinic.run.declarations import (CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs)
 from scenarios.clinic.workshop.rules import (AttemptSyntaxError, CANNOT_RUN, Grade, NOT_YET, PASSED,
                                              attempt_path, exercise_of, read_attempt, static_problems)
+from scenarios.clinic.workshop.observations import observation_problems
 from scenarios.synthetic_data import GRADING_SEED
 
 
@@ -42,62 +44,49 @@ def _sentence(breach: str, spec: dict, result: dict) -> str:
     return breach
 
 
-def _n(count: float, thing: str) -> str:
-    return f"{count:g} {thing}{'' if count == 1 else 'es' if thing.endswith(('ch', 'ss')) else 's'}"
+def _fixed_spec(scenario: Scenario, exercise: dict) -> dict:
+    """`[variants.fixed]`, less the figures only our own fix reports, plus the exercise's own bounds."""
+    spec = dict(scenario.variants["fixed"])
+    ignored = set(exercise.get("ignore", []))
+    spec["metrics"] = {name: bounds for name, bounds in spec.get("metrics", {}).items() if name not in ignored}
+    spec["metrics"].update(exercise.get("metrics", {}))
+    return spec
 
 
-def observation_problems(wanted: dict, seen: dict, reported: dict | None = None, ended: bool = True) -> list[str]:
-    """The exercise's `observe` table against what the hook saw inside PyTorch (observe.py), and
-    the figures the script reported against it (`agree`: a printed count may not exceed the seen one).
-    `ended` False: the run did not end as fixed does, so its batches fell short for that reason."""
+def _run_problems(exercise: dict, spec: dict, result: dict, ended: bool) -> list[str]:
+    """How the run ended, and the worker processes the runner saw below the script."""
+    # A run that crashed, hung or was killed says so first: the batches it never delivered and the
+    # figures it never printed follow from that, and "run the whole workload" would mislead.
+    problems = [] if ended else [_sentence(f"outcome {result['outcome']}", spec, result)]
+    wanted = exercise.get("min_workers", 1)
+    workers = result.get("worker_processes_seen")
+    if workers is not None and workers < wanted:
+        problems.append(f"the runner saw {workers} worker process{'es' if workers != 1 else ''} below "
+                        f"the script; the exercise needs at least {wanted}: it is about DataLoader workers, "
+                        "and fewer of them (num_workers=0, say) hides a failure instead of fixing it")
+    if result.get("observed") is not None:  # an attempt's run: what its DataLoaders did
+        problems += observation_problems(exercise.get("observe", {}), result["observed"], result.get("metrics"), ended)
+    return problems
+
+
+def _figure_problems(spec: dict, result: dict, lines: list[str], ended: bool) -> list[str]:
+    """The figures the script printed, against fixed's bounds; each printed once."""
     problems = []
-    if seen.get("replaced"):
-        problems.append(f"the attempt replaced {', '.join(seen['replaced'])} while it ran: the grade reads the "
-                        "script's own output and exit status, so these stay Python's")
-    for name, key in wanted.get("agree", {}).items():
-        value = (reported or {}).get(name)
-        if value is not None and seen.get(key) is not None and not value <= seen[key]:
-            problems.append(f"it reported {name}={value:g}, but the training process received "
-                            f"{seen[key]:g} {key} from its DataLoaders: the printed figure contradicts what they did")
-    real = seen.get("real_workers", 0)
-    if real < wanted.get("workers", 1):
-        problems.append(f"the runner saw {_n(real, 'process')} run PyTorch's DataLoader worker loop; the exercise "
-                        f"needs at least {wanted.get('workers', 1)} (other processes below the script do not count)")
-        return problems  # what follows is about workers there were not
-    batches = seen.get("batches", 0)
-    if ended and batches < wanted.get("batches", 0):
-        problems.append(f"the training process received {_n(batches, 'batch')} from its DataLoaders; the "
-                        f"fixed run's workload is at least {wanted['batches']}: run the whole workload")
-    made = seen.get("worker_batches", 0)
-    if made < wanted.get("worker_batches", 1):
-        problems.append(f"the DataLoader workers produced {_n(made, 'batch')}; the exercise needs at least "
-                        f"{wanted.get('worker_batches', 1)} from them")
-    idle = [w for w in seen.get("workers", []) if w.get("batches", 0) < wanted.get("every_worker_batches", 0)]
-    if idle:
-        least = wanted["every_worker_batches"]
-        ids = ", ".join(sorted(str(w.get("worker_id")) for w in idle))
-        produced = "no batch" if least == 1 else f"fewer than {least} batches"
-        problems.append(f"{len(idle)} of the {real} DataLoader workers (ids {ids}) produced "
-                        f"{produced}: every worker must do its share")
-    per_batch = seen.get("worker_ms_per_batch")
-    if per_batch is not None and per_batch < wanted.get("worker_ms_per_batch", 0):
-        problems.append(f"the DataLoader workers spent {per_batch:.3g} ms of CPU per batch, under the "
-                        f"{wanted['worker_ms_per_batch']:g} ms a batch costs at least when they do the loading: "
-                        "the work is done somewhere else than in the workers")
-    share = seen.get("worker_share")
-    if share is not None and share < wanted.get("worker_share", 0):
-        problems.append(f"the workers did {share:.0%} of the loading CPU time and the training process the rest "
-                        f"between batches ({seen.get('main_cpu_between_batches_s', 0):.2f} s); the exercise needs "
-                        f"the workers to do at least {wanted['worker_share']:.0%}")
-    cleared = seen.get("undaemonic_workers", 0)
-    if wanted.get("daemonic") and cleared:
-        problems.append(f"{_n(cleared, 'worker')} cleared {'its' if cleared == 1 else 'their'} daemon flag: "
-                        "a DataLoader worker stays daemonic (it may start no processes), and the exercise keeps it so")
-    methods = set(seen.get("start_methods", []))
-    allowed = wanted.get("start_methods")
-    if allowed and methods - set(allowed):
-        problems.append(f"the DataLoader started its workers with {', '.join(sorted(methods - set(allowed)))}; "
-                        f"the exercise needs {' or '.join(allowed)}")
+    reported: dict[str, list[float]] = {}
+    for match in filter(None, map(judge.METRIC_LINE.match, lines)):
+        reported.setdefault(match.group(1), []).append(float(match.group(2)))
+    for name, values in reported.items():
+        if len(set(values)) > 1:
+            problems.append(f"it reported {name} {len(values)} times ({', '.join(f'{v:g}' for v in values)}); "
+                            "a figure is reported once")
+    breaches = [b for b in judge.breaches(spec, result) if not b.startswith("outcome ")]  # said first
+    if not ended:  # figures never reported follow from that: say it once
+        breaches = [b for b in breaches if not b.endswith("was not measured")]
+    problems += [_sentence(breach, spec, result) for breach in breaches]
+    # A timing bound the machine's load left unjudged is no pass: grade again when it is quieter.
+    problems += [f"{line}; grade again on a quieter machine" for line in result.get("unjudged", [])]
+    if result.get("surviving_processes"):
+        problems.append(f"{result['surviving_processes']} process(es) outlived the run")
     return problems
 
 
@@ -110,53 +99,22 @@ def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_s
     if result is None:
         return Grade(scenario.number, file, NOT_YET, problems, {"ran": False})
     seen = {"outcome": result["outcome"], "seconds": result["seconds"],
-            "worker_processes": result.get("worker_processes_seen"),
-            "evidence": result.get("evidence", "")}
+            "worker_processes": result.get("worker_processes_seen"), "evidence": result.get("evidence", ""),
+            "not_judged": list(exercise.get("not_judged", []))}
     if result.get("observed") is not None:
         seen["dataloader_workers"] = result["observed"].get("real_workers")
     if result["outcome"] == "cannot-run":
         return Grade(scenario.number, file, CANNOT_RUN, [f"this machine cannot run it: {seen['evidence']}"],
                      seen, result)
-
-    spec = dict(scenario.variants["fixed"])
-    ignored = set(exercise.get("ignore", []))
-    spec["metrics"] = {name: bounds for name, bounds in spec.get("metrics", {}).items() if name not in ignored}
-    spec["metrics"].update(exercise.get("metrics", {}))
+    spec = _fixed_spec(scenario, exercise)
     # The evidence line again, by the pattern of `fixed` (a recorded run of another variant
     # was summed up by its own pattern).
     lines = result.get("output_tail", "").splitlines()
     result = dict(result, evidence=judge.evidence(result["outcome"], spec.get("evidence"), lines,
                                                   result["outcome"] == "hang"))
     seen["evidence"] = result["evidence"]
-
-    # A run that crashed, hung or was killed says so first: the batches it never delivered and the
-    # figures it never printed follow from that, and "run the whole workload" would mislead.
     ended = result["outcome"] == spec["expect"]
-    if not ended:
-        problems.append(_sentence(f"outcome {result['outcome']}", spec, result))
-    wanted = exercise.get("min_workers", 1)
-    workers = result.get("worker_processes_seen")
-    if workers is not None and workers < wanted:
-        problems.append(f"the runner saw {workers} worker process{'es' if workers != 1 else ''} below "
-                        f"the script; the exercise needs at least {wanted}: it is about DataLoader workers, "
-                        "and fewer of them (num_workers=0, say) hides a failure instead of fixing it")
-    if result.get("observed") is not None:  # an attempt's run: what its DataLoaders did
-        problems += observation_problems(exercise.get("observe", {}), result["observed"], result.get("metrics"), ended)
-    reported: dict[str, list[float]] = {}
-    for match in filter(None, map(judge.METRIC_LINE.match, lines)):
-        reported.setdefault(match.group(1), []).append(float(match.group(2)))
-    for name, values in reported.items():
-        if len(set(values)) > 1:
-            problems.append(f"it reported {name} {len(values)} times ({', '.join(f'{v:g}' for v in values)}); "
-                            "a figure is reported once")
-    breaches = [b for b in judge.breaches(spec, result) if not b.startswith("outcome ")]  # said above
-    if not ended:  # figures never reported follow from that: say it once
-        breaches = [b for b in breaches if not b.endswith("was not measured")]
-    problems += [_sentence(breach, spec, result) for breach in breaches]
-    # A timing bound the machine's load left unjudged is no pass: grade again when it is quieter.
-    problems += [f"{line}; grade again on a quieter machine" for line in result.get("unjudged", [])]
-    if result.get("surviving_processes"):
-        problems.append(f"{result['surviving_processes']} process(es) outlived the run")
+    problems += _run_problems(exercise, spec, result, ended) + _figure_problems(spec, result, lines, ended)
     return Grade(scenario.number, file, NOT_YET if problems else PASSED, problems, seen, result)
 
 
@@ -175,7 +133,7 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
     if why_not:
         raise CannotRunHere(f"scenario {scenario.number}", why_not)
     problems = static_problems(scenario, source, broken_source)
-    env = _seed_for(scenario)
+    env = _env_for(scenario)
     if problems:  # no run: what it changed is the answer, and it is instant
         result = None
     else:
@@ -184,7 +142,7 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
                   f"limit {scenario.limit_for('fixed'):g} s)", file=show, flush=True)
         result = run_variant(scenario, "fixed", show, script=path.resolve(), env=env)
     graded = grade(scenario, result, source, broken_source, file=shown(path))
-    if result is not None and env:
+    if result is not None and GRADING_SEED in env:
         graded.seen["seed"] = int(env[GRADING_SEED])
     if record and path.resolve() == attempt_path(scenario).resolve():
         from scenarios.clinic.workshop.progress import record_grade
@@ -192,15 +150,19 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
     return graded
 
 
-def _seed_for(scenario: Scenario) -> dict[str, str]:
+def _env_for(scenario: Scenario) -> dict[str, str]:
     """Where the exercise's bad items move with a seed (`seeded`), one picked now, unless the
-    attendee set CLINIC_GRADING_SEED to grade again against the same places."""
-    if not exercise_of(scenario).get("seeded"):
-        return {}
-    given = os.environ.get(GRADING_SEED, "").strip()
-    if given and not given.isdigit():
-        raise ScenarioError(f"{GRADING_SEED}={given!r} is not a seed: give a whole number, or unset it")
-    return {GRADING_SEED: given or str(secrets.randbelow(1_000_000))}
+    attendee set CLINIC_GRADING_SEED to grade again against the same places; where it judges each
+    tensor's rows (`unique = "every field"`), the hook told to record them."""
+    exercise, env = exercise_of(scenario), {}
+    if exercise.get("observe", {}).get("unique") == "every field":
+        env[FIELDS_ENV] = "1"
+    if exercise.get("seeded"):
+        given = os.environ.get(GRADING_SEED, "").strip()
+        if given and not given.isdigit():
+            raise ScenarioError(f"{GRADING_SEED}={given!r} is not a seed: give a whole number, or unset it")
+        env[GRADING_SEED] = given or str(secrets.randbelow(1_000_000))
+    return env
 
 
 def grade_text(graded: Grade) -> str:
@@ -222,6 +184,7 @@ def grade_text(graded: Grade) -> str:
         lines.append(f"  the bad items were placed by seed {seen['seed']}; "
                      f"{GRADING_SEED}={seen['seed']} make check-{graded.scenario} places them there again")
     lines += [f"  - {problem}" for problem in graded.problems]
+    lines += [f"  not judged: {what}" for what in seen.get("not_judged", [])]
     stacks = (graded.result or {}).get("stacks") or ""
     if graded.result and graded.result["outcome"] == "hang" and stacks:
         lines.append("  where each process waited when the limit hit (innermost calls first; all of it: --json):")

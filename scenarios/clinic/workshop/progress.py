@@ -1,10 +1,12 @@
 """The attendee's side: practice, hints, the solution, and progress kept in workshop/."""
 from __future__ import annotations
 
+import ast
 import difflib
 import hashlib
 import json
-import shutil
+import re
+import textwrap
 from pathlib import Path
 
 from scenarios.clinic.paths import shown
@@ -49,7 +51,7 @@ def practice(number: str, folder: Path | None = None) -> str:
         opening = f"{shown(path)} is already there: your attempt, left as it is."
     else:
         path.parent.mkdir(exist_ok=True)
-        shutil.copyfile(scenario.script("broken"), path)
+        path.write_text(without_the_answer(scenario.script("broken").read_text(), scenario.number))
         opening = f"copied scenarios/{scenario.slug}/broken.py to {shown(path)}"
     lesson = exercise_of(scenario).get("lesson", scenario.title)
     why_not = missing_needs(scenario)
@@ -65,6 +67,28 @@ def practice(number: str, folder: Path | None = None) -> str:
         f"     make hint-{n}    the next of three hints · make solution-{n} SHOW=1   our diff",
         *([f"  note: this machine cannot run it ({why_not}); see the facilitator's guide"] if why_not else []),
     ])
+
+
+def without_the_answer(source: str, number: str) -> str:
+    """broken.py as an attendee receives it: its docstring less what it says of fixed.py (the usage
+    line that runs it, and each sentence that tells what it changes), which is the exercise."""
+    tree = ast.parse(source)
+    first = tree.body[0] if tree.body else None
+    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)):
+        return source
+    lines = source.splitlines(keepends=True)
+    paragraphs = []
+    for paragraph in re.split(r"\n\s*\n", first.value.value):
+        if paragraph.startswith("    "):  # the commands: keep those that run broken.py
+            kept = "\n".join(line for line in paragraph.splitlines() if "fixed.py" not in line)
+        else:
+            sentences = re.split(r"(?<=[.!?:])\s+(?=fixed\.py|[A-Z])", " ".join(paragraph.split()))
+            kept = textwrap.fill(" ".join(s for s in sentences if "fixed.py" not in s and "fixed:" not in s), 100)
+        paragraphs.append(kept)
+    paragraphs.append(f"What fixes it is the exercise: make hint-{number} when you want a nudge.")
+    text = "\n\n".join(p for p in paragraphs if p.strip())
+    return "".join(lines[:first.lineno - 1]) + f'"""{text}\n"""\n' + "".join(lines[first.end_lineno:])
 
 
 def hint(number: str, folder: Path | None = None) -> str:

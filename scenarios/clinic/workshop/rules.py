@@ -25,6 +25,7 @@ the `[exercise]` table of its scenario.toml:
     observe = { workers = 2, batches = 128, worker_share = 0.5 }  # what the DataLoaders must do
     seeded = true            # the bad items a fix must handle move with a seed the grader picks
                              # for each run (02, 06), so a fix that names them fails
+    not_judged = ["…"]       # what grading cannot see in this exercise: said beside every grade
 
 `observe` is judged on what the runner's hook (scenarios/clinic/run/observe.py) recorded inside
 PyTorch while the attempt ran, never on the attempt's prints (every key a minimum):
@@ -35,9 +36,23 @@ PyTorch while the attempt ran, never on the attempt's prints (every key a minimu
                           epoch: the whole workload, not a shorter run through another door
     worker_batches        batches the workers produced (default 1)
     every_worker_batches  batches each worker produced: no worker left idle
-    worker_ms_per_batch   the workers' CPU milliseconds per batch
-    worker_share          workers' CPU / (workers' CPU + the training process's CPU between batches):
-                          the loading is done in the workers, not handed back hollow
+    samples               distinct samples (by their bytes) the training loop received, summed over its
+                          epochs: the set that must arrive, however it is batched (02: the 84 readable)
+    unique                true: no sample arrives twice within an epoch of a loader with workers, as the
+                          DataLoader delivered it (what the loop drops afterwards does not count)
+                          "every field": no row of any one tensor twice either (11: another record's bytes)
+    worker_ms_per_batch   the workers' CPU milliseconds per batch, from taking the index to handing it over
+    worker_share          that CPU / (that CPU + the training thread's own CPU between batches): the loading
+                          is done in the workers, not handed back hollow (a thread pool's spin is not counted)
+    draws = "distinct"    a random state moved in the workers as they made batches, and no two workers
+                          ever reached the same state (12: the draws as the workers made them)
+    current_dataset       true: every state of the training process's dataset (its plain settings: an
+                          epoch) under which batches arrived was a worker copy's state when it made one (14)
+    shm_peak_mb           the most /dev/shm may hold when a batch arrives, read by the hook (10)
+    fresh_locks           true: after making a batch, no worker's dataset still reaches a threading lock
+                          the fork copied (01: a fork timed to miss the refresh is still the race)
+    sample_bytes          the fewest bytes a sample may have as a loader with workers delivers it, from the
+                          lesson's own data (04: a 96x96 RGB crop is 27648 bytes at 8 bits): not hollow
     start_methods         the start methods a loader with workers may use (a list)
     daemonic              true: every worker is still daemonic at its last batch (17)
     agree                 { printed_figure = "batches" or "samples" }: a count the script prints may
@@ -68,7 +83,8 @@ WORKSHOP_DIR = Path(os.environ.get("CLINIC_WORKSHOP_DIR") or REPO_ROOT / "worksh
 PROGRESS_FILE = ".progress.json"  # hints shown and the last grade, per exercise
 CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
 OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", "worker_ms_per_batch",
-                "worker_share", "start_methods", "agree", "daemonic")
+                "worker_share", "start_methods", "agree", "daemonic", "samples", "unique", "draws",
+                "current_dataset", "shm_peak_mb", "fresh_locks", "sample_bytes")
 METRIC_TEXT = re.compile(r"metric (\w+|\{\})=")
 PASSED, NOT_YET, CANNOT_RUN = "passed", "not yet", "cannot run here"
 
@@ -227,13 +243,9 @@ def _fixed_figures(tree: ast.Module) -> list[str]:
     return sorted(set(found))
 
 
-def static_problems(scenario: Scenario, attempt_source: str, broken_source: str) -> list[str]:
-    """What the attempt changed that the exercise keeps: one sentence each."""
-    exercise = exercise_of(scenario)
-    allowed = set(exercise.get("allowed", []))
-    broken, attempt = ast.parse(broken_source), ast.parse(attempt_source)
+def _constant_problems(broken: ast.Module, attempt: ast.Module, allowed: set) -> list[str]:
+    """broken.py's UPPER_CASE constants and imported values: the workload and its budgets."""
     problems = []
-
     ours, theirs = module_constants(broken), module_constants(attempt)
     for name, value in ours.items():
         if name in allowed:
@@ -247,8 +259,12 @@ def static_problems(scenario: Scenario, attempt_source: str, broken_source: str)
     for name in sorted((set(theirs) - set(ours)) & _imported_names(broken) - allowed):
         problems.append(f"you set {name} = {theirs[name]!r} over the value broken.py imports; "
                         "the exercise keeps the workload and its budgets: fix the cause instead")
+    return problems
 
-    names = exercise.get("keywords", ["batch_size", "num_workers"])
+
+def _keyword_problems(broken: ast.Module, attempt: ast.Module, names: list[str]) -> list[str]:
+    """Literal keyword values (batch_size=, num_workers=, …) the attempt gives and broken.py does not."""
+    problems = []
     before, after = _literal_keywords(broken, names), _literal_keywords(attempt, names)
     for keyword, values in after.items():
         for value in dict.fromkeys(values):
@@ -259,7 +275,15 @@ def static_problems(scenario: Scenario, attempt_source: str, broken_source: str)
                     keyword, f"broken.py's {keyword}, which the lesson is about")
                 problems.append(f"you set {keyword}={value!r} (broken.py: {was}); the exercise keeps "
                                 f"{keeps}: fix the cause instead")
+    return problems
 
+
+def static_problems(scenario: Scenario, attempt_source: str, broken_source: str) -> list[str]:
+    """What the attempt changed that the exercise keeps: one sentence each."""
+    exercise = exercise_of(scenario)
+    broken, attempt = ast.parse(broken_source), ast.parse(attempt_source)
+    problems = _constant_problems(broken, attempt, set(exercise.get("allowed", [])))
+    problems += _keyword_problems(broken, attempt, exercise.get("keywords", ["batch_size", "num_workers"]))
     present = {ast.dump(node) for node in ast.walk(attempt) if isinstance(node, ast.stmt)}
     for node in kept_statements(broken, exercise.get("keep", [])):
         if ast.dump(node) not in present:
@@ -267,10 +291,7 @@ def static_problems(scenario: Scenario, attempt_source: str, broken_source: str)
             where = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
             problems.append(f"broken.py's `{shown}`{where} is missing or changed; the exercise keeps "
                             "the script's own measurements and checks: fix the cause, not the check")
-
     for name in _fixed_figures(attempt):
         problems.append(f"the attempt prints `metric {name}=` with a fixed value; the grade reads "
                         "figures the script measures, so printing the expected line cannot pass")
     return problems
-
-

@@ -1,0 +1,143 @@
+"""What the grading hook (observe.py) reads of a batch, of a process's random state and of a
+dataset's state: small fingerprints, so that the grade can compare what the model received, who
+made it and from what, without keeping any of the data.  Loaded inside the attempt's processes:
+it never touches the attempt's own random generators, and every failure is the caller's to swallow.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+
+ROW_BYTES = 16384  # a longer sample is fingerprinted on evenly spaced bytes: the cost stays per sample
+_WEIGHTS: list = []
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def _arrays(batch, depth: int = 0) -> list:
+    """The tensors and arrays of a batch (a tuple, list or dict of them, or one), as numpy arrays."""
+    if depth > 3:
+        return []
+    if hasattr(batch, "detach"):
+        return [batch.detach().cpu().numpy()] if batch.dim() else []
+    if type(batch).__module__ == "numpy" and getattr(batch, "ndim", 0):
+        return [batch]
+    items = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else ()
+    return [array for item in items for array in _arrays(item, depth + 1)]
+
+
+def sample_fingerprints(batch, fields: list | None = None) -> list[str]:
+    """One fingerprint per sample: its rows of every tensor in the batch whose first dimension is the
+    batch's, hashed together (the same bytes give the same fingerprint in any process).  `fields`, a
+    list: each tensor's own row fingerprints are appended to it, one list per tensor."""
+    import numpy as np
+
+    arrays = _arrays(batch)
+    if not arrays:
+        return []
+    count = len(arrays[0])
+    if not _WEIGHTS:  # odd 64-bit weights of a generator of our own, never the attempt's
+        _WEIGHTS.append(np.random.default_rng(2024).integers(0, 2**63, ROW_BYTES, dtype=np.uint64) * 2 + 1)
+    total = np.zeros(count, dtype=np.uint64)
+    for array in arrays:
+        if len(array) != count:
+            continue
+        rows = np.ascontiguousarray(array).reshape(count, -1).view(np.uint8).reshape(count, -1)
+        if rows.shape[1] > ROW_BYTES:
+            rows = rows[:, ::-(-rows.shape[1] // ROW_BYTES)]
+        with np.errstate(over="ignore"):
+            own = rows.astype(np.uint64) @ _WEIGHTS[0][:rows.shape[1]]
+            total = total * np.uint64(31) + own
+        if fields is not None:
+            fields.append([format(int(value), "x") for value in own])
+    return [format(int(value), "x") for value in total]
+
+
+def _generator_state(value):
+    """A random generator's state, or None where `value` is not one."""
+    kind = type(value).__module__ + "." + type(value).__name__
+    if kind == "numpy.random._generator.Generator":
+        return value.bit_generator.state
+    if kind == "numpy.random.mtrand.RandomState":
+        return value.get_state(legacy=False)
+    if kind == "random.Random":
+        return value.getstate()
+    if kind == "torch.Generator":
+        return value.get_state().numpy().tobytes()
+    return None
+
+
+def random_states(dataset) -> dict[str, str]:
+    """This process's random states: Python's, numpy's and torch's global ones, and each generator the
+    dataset (or a dataset it wraps) holds as an attribute, by name."""
+    import random
+
+    states = {"random": random.getstate()}
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        states["numpy"] = numpy.random.get_state(legacy=False)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        states["torch"] = torch.random.get_rng_state().numpy().tobytes()
+    for owner, prefix in ((dataset, "dataset."), (getattr(dataset, "dataset", None), "dataset.dataset.")):
+        for name, value in list(getattr(owner, "__dict__", {}).items()):
+            state = _generator_state(value)
+            if state is not None:
+                states[prefix + name] = state
+    return {name: _digest(state if isinstance(state, bytes) else repr(state).encode())
+            for name, state in states.items()}
+
+
+def dataset_state(dataset) -> str | None:
+    """The dataset's plain settings (numbers, strings, flags: an epoch, a curriculum step), as one
+    fingerprint; None when it has none.  A wrapper's (`.dataset`, as Subset and most wrappers name
+    it) are its innermost dataset's: a wrapper may carry the epoch to the workers another way."""
+    for _ in range(4):
+        inner = getattr(dataset, "__dict__", {}).get("dataset")
+        if inner is None:
+            break
+        dataset = inner
+    plain = sorted((name, value) for name, value in getattr(dataset, "__dict__", {}).items()
+                   if isinstance(value, (bool, int, float, str)))
+    return _digest(repr(plain).encode()) if plain else None
+
+
+def shm_used_mb(path: str = "/dev/shm") -> float | None:
+    """What the tmpfs at /dev/shm holds now, as this process sees it (its own mount namespace's)."""
+    try:
+        stat = os.statvfs(path)
+    except (OSError, AttributeError):
+        return None
+    return round((stat.f_blocks - stat.f_bfree) * stat.f_frsize / 2**20, 2)
+
+
+def thread_locks(root, limit: int = 5000) -> set[int]:
+    """The threading locks reachable from `root` through attributes and containers (ids)."""
+    found, seen, todo = set(), set(), [root]
+    while todo and len(seen) < limit:
+        item = todo.pop()
+        if id(item) in seen or isinstance(item, (str, bytes, int, float, bool, type(None))):
+            continue
+        seen.add(id(item))
+        if type(item).__module__ == "_thread" and type(item).__name__ in ("lock", "RLock"):
+            found.add(id(item))
+            continue
+        if isinstance(item, dict):
+            todo.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            todo.extend(item)
+        elif hasattr(item, "__dict__") and not isinstance(item, type) and type(item).__module__ != "numpy":
+            todo.extend(vars(item).values())
+    return found
+
+
+def sample_bytes(batch) -> float | None:
+    """Bytes per sample in a batch: every tensor whose first dimension is the batch's, added up."""
+    arrays = _arrays(batch)
+    if not arrays or not len(arrays[0]):
+        return None
+    count = len(arrays[0])
+    return round(sum(array.nbytes for array in arrays if len(array) == count) / count, 1)

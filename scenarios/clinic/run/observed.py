@@ -1,0 +1,124 @@
+"""What the grading hook (observe.py) recorded during an attempt's run, read back for the grade.
+
+The records are JSON lines: `loader` (each DataLoader as built), `epoch` (a running tally per
+loader and epoch in the training process), `batch` (each batch the training loop received: its
+samples' fingerprints, the training process's dataset state, /dev/shm's use), `worker` (a running
+tally per DataLoader worker) and `made` (each batch a worker handed over: its random states and
+its copy of the dataset's state).  A torn or foreign line is skipped.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+
+def _records(path) -> list[dict]:
+    try:
+        text = open(path, errors="replace").read()
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("k"), str):
+            found.append(record)
+    return found
+
+
+def delivered(batches: list[dict]) -> dict:
+    """Samples as the training loop received them, by loader and epoch: every distinct one, and
+    the ones a loader with workers delivered more than once within one epoch."""
+    per_epoch: dict[tuple, Counter] = {}
+    for batch in batches:
+        key = (batch.get("pid"), batch.get("lid"), batch.get("epoch"), batch.get("workers", 0) > 0)
+        per_epoch.setdefault(key, Counter()).update(batch.get("fp") or [])
+        for position, rows in enumerate(batch.get("fields") or []):  # one tensor's rows: its own count
+            per_epoch.setdefault(key + (position,), Counter()).update(rows)
+    repeated = {size: sum(n - 1 for key, counts in per_epoch.items() if key[3] and len(key) == size
+                          for n in counts.values() if n > 1) for size in (4, 5)}
+    return {"distinct_samples": sum(len(counts) for key, counts in per_epoch.items() if len(key) == 4),
+            "repeated_samples": repeated[4], "repeated_field_rows": repeated[5]}
+
+
+def draws(made: list[dict]) -> dict:
+    """Random states as the workers left them after each batch: the sources that moved in a worker
+    (its draws were made there), and how many of those states two workers both reached (the same
+    draws twice: copies of one generator)."""
+    series: dict[int, list[dict]] = {}
+    for record in sorted(made, key=lambda r: (r.get("pid", 0), r.get("n", 0))):
+        series.setdefault(record.get("pid"), []).append(record.get("rng") or {})
+    moved = sorted({source for states in series.values() for before, after in zip(states, states[1:])
+                    for source in after if before.get(source) != after.get(source)})
+    owners: dict[tuple, set] = {}
+    for pid, states in series.items():
+        for state in states:
+            for source in moved:
+                if source in state:
+                    owners.setdefault((source, state[source]), set()).add(pid)
+    shared = sorted({source for (source, _), pids in owners.items() if len(pids) > 1})
+    return {"drawn_in_workers": moved, "shared_draw_states": sum(len(p) > 1 for p in owners.values()),
+            "shared_draw_sources": shared}
+
+
+def stale_states(batches: list[dict], made: list[dict]) -> int:
+    """States of the training process's dataset (an epoch, a curriculum step) under which it received
+    batches from workers, that no worker's copy of the dataset ever had when it made a batch."""
+    main = {b.get("ds") for b in batches if b.get("workers", 0) > 0 and b.get("ds")}
+    return len(main - {m.get("ds") for m in made})
+
+
+def summary(path) -> dict:
+    """What the hook recorded: the last record of each loader, epoch and worker, with totals."""
+    loaders, epochs, workers, replaced, batches, made = {}, {}, {}, set(), [], []
+    for record in _records(path):
+        kind = record["k"]
+        if kind == "loader":
+            loaders[(record.get("pid"), record.get("lid"))] = record
+        elif kind == "epoch":
+            epochs[(record.get("pid"), record.get("lid"), record.get("epoch"))] = record
+        elif kind == "worker":
+            workers[record.get("pid")] = record
+        elif kind == "replaced":
+            replaced.update(record.get("names", []))
+        elif kind == "batch":
+            batches.append(record)
+        elif kind == "made":
+            made.append(record)
+    return {**_totals(list(loaders.values()), list(epochs.values()), list(workers.values())),
+            **delivered(batches), **draws(made), "stale_dataset_states": stale_states(batches, made),
+            "shm_peak_mb": max((b["shm_mb"] for b in batches if isinstance(b.get("shm_mb"), (int, float))),
+                               default=None),
+            "sample_bytes": min((b["bytes"] for b in batches if b.get("workers", 0) > 0
+                                 and isinstance(b.get("bytes"), (int, float))), default=None),
+            "replaced": sorted(replaced)}
+
+
+def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dict:
+    worker_cpu = sum(w.get("cpu_s", 0.0) for w in workers)
+    fetch_cpu = sum(w.get("fetch_cpu_s", 0.0) for w in workers)
+    worker_batches = sum(w.get("batches", 0) for w in workers)
+    with_workers = [e for e in epochs if e.get("workers", 0) > 0]
+    main_cpu = sum(e.get("main_cpu_s", 0.0) for e in with_workers)
+    return {
+        "loaders": loaders, "epochs": epochs, "workers": workers,
+        "real_workers": len(workers),
+        "worker_batches": worker_batches,
+        "worker_cpu_s": round(worker_cpu, 4),
+        "worker_fetch_cpu_s": round(fetch_cpu, 4),
+        "worker_ms_per_batch": round(1000 * fetch_cpu / worker_batches, 3) if worker_batches else None,
+        "batches": sum(e.get("batches", 0) for e in epochs),
+        "samples": sum(e.get("samples", 0) for e in epochs),
+        "batches_from_workers": sum(e.get("batches", 0) for e in with_workers),
+        "main_cpu_between_batches_s": round(main_cpu, 4),
+        # the work the lesson is about: the workers' CPU from an index to its batch (their loop's
+        # waiting and pickling left out) against the training thread's own between two batches
+        "worker_share": round(fetch_cpu / (fetch_cpu + main_cpu), 4) if fetch_cpu + main_cpu > 0 else None,
+        "undaemonic_workers": sum(1 for w in workers if w.get("daemon") is False),
+        # threading locks a worker's dataset still reached after a batch, as the fork copied them
+        "inherited_locks": sum(w.get("inherited_locks", 0) for w in workers if w.get("batches", 0)),
+        "start_methods": sorted({loader["start_method"] for loader in loaders
+                                 if loader.get("workers", 0) > 0 and loader.get("start_method")}),
+    }

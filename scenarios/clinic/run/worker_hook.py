@@ -1,0 +1,134 @@
+"""The grading hook inside a DataLoader worker (installed by observe.py, which see): PyTorch's worker
+loop wrapped so that every batch it puts on the data queue is counted, with the worker's CPU from
+taking the index to handing the batch over, its random states and its copy of the dataset's state
+(fingerprints.py), and the threading locks its dataset reached as the fork copied them."""
+from __future__ import annotations
+
+import functools
+import os
+import time
+
+from scenarios.clinic.run import fingerprints
+
+USS_EVERY_S = 0.5
+_WRITERS: list = []  # observe.py's writer of a record, given by watched_loop (no import back)
+
+
+def _write(record: dict) -> None:
+    for write in _WRITERS[:1]:
+        write(record)
+
+
+def _uss_mb() -> float | None:
+    try:
+        with open("/proc/self/smaps_rollup") as smaps:
+            kib = sum(int(line.split()[1]) for line in smaps if line.startswith(("Private_Clean", "Private_Dirty")))
+        return round(kib / 1024, 2)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _CountingQueue:
+    """The worker's data queue, counting what the worker loop puts on it (a batch, or an error)."""
+
+    def __init__(self, queue, record, stateful: bool, dataset=None, clock=None):
+        self._queue, self._record, self._stateful = queue, record, stateful
+        self._dataset, self._clock = dataset, clock if clock is not None else {}
+        self._uss_at = time.monotonic()
+
+    def put(self, item, *args, **kwargs):
+        try:
+            payload = item[1] if isinstance(item, tuple) and len(item) == 2 else None
+            if self._stateful and isinstance(payload, tuple) and len(payload) == 3:
+                payload = payload[0]  # torchdata puts (data, worker_id, state)
+            kind = type(payload).__name__
+            if kind not in ("_IterableDatasetStopIteration", "_AckStartup", "_ResumeIteration", "NoneType"):
+                record = self._record
+                record["errors" if kind == "ExceptionWrapper" else "batches"] += 1
+                record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
+                record["daemon"] = _daemonic()
+                now = time.monotonic()
+                if now - self._uss_at >= USS_EVERY_S:
+                    record["uss_end_mb"], self._uss_at = _uss_mb(), now
+                got = self._clock.pop("got", None)
+                if got is not None:  # this thread's CPU from taking the index to handing the batch over
+                    record["fetch_cpu_s"] = round(record.get("fetch_cpu_s", 0.0) + time.thread_time() - got, 6)
+                _write(record)
+                if record.get("inherited_locks"):  # still reachable from the dataset now that a batch is made?
+                    kept = self._clock["inherited"] & fingerprints.thread_locks(self._dataset)
+                    record["inherited_locks"] = len(kept)
+                _write({"k": "made", "pid": record["pid"], "wid": record.get("worker_id"), "n": record["batches"],
+                        "rng": fingerprints.random_states(self._dataset),
+                        "ds": fingerprints.dataset_state(self._dataset)})
+        except Exception:
+            pass
+        return self._queue.put(item, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._queue, name)
+
+
+class _TimedQueue:
+    """The worker's index queue: notes this thread's CPU clock when the worker loop takes an index."""
+
+    def __init__(self, queue, clock: dict):
+        self._queue, self._clock = queue, clock
+
+    def get(self, *args, **kwargs):
+        item = self._queue.get(*args, **kwargs)
+        self._clock["got"] = time.thread_time()
+        return item
+
+    def __getattr__(self, name):
+        return getattr(self._queue, name)
+
+
+def _daemonic() -> bool | None:
+    """Whether this worker is still daemonic, as multiprocessing decides it (a daemonic process may
+    start no children); a worker that clears its own flag to start a pool shows here."""
+    try:
+        import multiprocessing
+        return bool(multiprocessing.current_process()._config.get("daemon"))
+    except Exception:
+        return None
+
+
+def watched_loop(loop, write):
+    if not _WRITERS:
+        _WRITERS.append(write)
+    if getattr(loop, "_clinic_watched", False):
+        return loop
+    stateful = loop.__module__.startswith("torchdata")
+
+    @functools.wraps(loop)
+    def _worker_loop(*args, **kwargs):
+        record = {"k": "worker", "pid": os.getpid(), "ppid": os.getppid(), "batches": 0, "errors": 0,
+                  "cpu_at_start": time.process_time(), "cpu_s": 0.0, "uss_start_mb": _uss_mb()}
+        try:
+            args = list(args)
+            names = loop.__code__.co_varnames
+            record["worker_id"] = args[names.index("worker_id")] if len(args) > names.index("worker_id") \
+                else kwargs.get("worker_id")
+            dataset = args[1] if len(args) > 1 else kwargs.get("dataset")
+            # the threading locks the worker's dataset holds as the fork left them, before worker_init_fn
+            clock: dict = {"inherited": fingerprints.thread_locks(dataset)}
+            record["inherited_locks"] = len(clock["inherited"])
+            if len(args) > 3:
+                args[2], args[3] = _TimedQueue(args[2], clock), _CountingQueue(args[3], record, stateful, dataset,
+                                                                                clock)
+            elif "data_queue" in kwargs:
+                kwargs["data_queue"] = _CountingQueue(kwargs["data_queue"], record, stateful, dataset, clock)
+            record["uss_end_mb"] = record["uss_start_mb"]
+            _write(record)
+        except Exception:
+            pass
+        try:
+            return loop(*args, **kwargs)
+        finally:
+            record["uss_end_mb"] = _uss_mb()
+            record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
+            record["ended"] = True
+            record["daemon"] = _daemonic()
+            _write(record)
+    _worker_loop._clinic_watched = True
+    return _worker_loop

@@ -1,0 +1,127 @@
+"""What the grading hook saw inside PyTorch (scenarios/clinic/run/observe.py, read back by
+observed.py) against the exercise's `observe` table: each check a sentence for the attendee."""
+from __future__ import annotations
+
+
+def _n(count: float, thing: str) -> str:
+    return f"{count:g} {thing}{'' if count == 1 else 'es' if thing.endswith(('ch', 'ss')) else 's'}"
+
+
+def _replaced_and_agree(wanted: dict, seen: dict, reported: dict) -> list[str]:
+    problems = []
+    if seen.get("replaced"):
+        problems.append(f"the attempt replaced {', '.join(seen['replaced'])} while it ran: the grade reads the "
+                        "script's own output and exit status, so these stay Python's")
+    for name, key in wanted.get("agree", {}).items():
+        value = reported.get(name)
+        if value is not None and seen.get(key) is not None and not value <= seen[key]:
+            problems.append(f"it reported {name}={value:g}, but the training process received "
+                            f"{seen[key]:g} {key} from its DataLoaders: the printed figure contradicts what they did")
+    return problems
+
+
+def _workload(wanted: dict, seen: dict, ended: bool) -> list[str]:
+    """The samples that must arrive, as the training loop received them (a run that did not end as
+    fixed does fell short for that reason, said first)."""
+    problems = []
+    batches, distinct = seen.get("batches", 0), seen.get("distinct_samples", 0)
+    if ended and batches < wanted.get("batches", 0):
+        problems.append(f"the training process received {_n(batches, 'batch')} from its DataLoaders; the "
+                        f"workload is at least {wanted['batches']}: run the whole workload")
+    if ended and distinct < wanted.get("samples", 0):
+        problems.append(f"the training loop received {distinct} distinct samples; the workload is "
+                        f"{wanted['samples']} (every one that must arrive): run the whole workload")
+    rows = seen.get("repeated_field_rows", 0)
+    if wanted.get("unique") == "every field" and rows:
+        problems.append(f"{rows} rows of one tensor arrived again within the same epoch under another sample "
+                        "(another record's bytes, as the DataLoader delivered them): whatever the loop repairs "
+                        "afterwards, the workers read the wrong bytes")
+    repeated = seen.get("repeated_samples", 0)
+    if wanted.get("unique") and repeated:
+        problems.append(f"the training loop received {repeated} samples again within the same epoch (same "
+                        "bytes, as the DataLoader delivered them): each sample arrives once, whatever the loop "
+                        "drops afterwards")
+    return problems
+
+
+def _workers_did_the_work(wanted: dict, seen: dict) -> list[str]:
+    problems = []
+    made = seen.get("worker_batches", 0)
+    if made < wanted.get("worker_batches", 1):
+        problems.append(f"the DataLoader workers produced {_n(made, 'batch')}; the exercise needs at least "
+                        f"{wanted.get('worker_batches', 1)} from them")
+    idle = [w for w in seen.get("workers", []) if w.get("batches", 0) < wanted.get("every_worker_batches", 0)]
+    if idle:
+        least = wanted["every_worker_batches"]
+        ids = ", ".join(sorted(str(w.get("worker_id")) for w in idle))
+        produced = "no batch" if least == 1 else f"fewer than {least} batches"
+        problems.append(f"{len(idle)} of the {seen.get('real_workers', 0)} DataLoader workers (ids {ids}) produced "
+                        f"{produced}: every worker must do its share")
+    per_batch = seen.get("worker_ms_per_batch")
+    if per_batch is not None and per_batch < wanted.get("worker_ms_per_batch", 0):
+        problems.append(f"the DataLoader workers spent {per_batch:.3g} ms of CPU per batch making it, under the "
+                        f"{wanted['worker_ms_per_batch']:g} ms a batch costs at least when they do the loading: "
+                        "the work is done somewhere else than in the workers")
+    share = seen.get("worker_share")
+    if share is not None and share < wanted.get("worker_share", 0):
+        problems.append(f"the workers spent {share:.0%} of the CPU time between an index and its batch plus the "
+                        f"training thread's own between batches ({seen.get('main_cpu_between_batches_s', 0):.2f} s); "
+                        f"the exercise needs at least {wanted['worker_share']:.0%}: the loading is the workers' work")
+    return problems
+
+
+def _what_the_workers_made_it_from(wanted: dict, seen: dict) -> list[str]:
+    problems = []
+    if wanted.get("draws") == "distinct":
+        if not seen.get("drawn_in_workers"):
+            problems.append("no random state moved in any DataLoader worker while it made its batches: the "
+                            "random draws the lesson is about are not made in the workers")
+        elif seen.get("shared_draw_states"):
+            problems.append(f"{seen['shared_draw_states']} random states were reached by two workers "
+                            f"({', '.join(seen.get('shared_draw_sources', []))}): the workers drew the same "
+                            "numbers, whatever the script records")
+    if wanted.get("current_dataset") and seen.get("stale_dataset_states"):
+        problems.append(f"the training process's dataset was in {seen['stale_dataset_states']} state(s) (its "
+                        "epoch, say) that no worker's copy had when it made a batch: the workers made the "
+                        "batches from an older dataset")
+    size, least = seen.get("sample_bytes"), wanted.get("sample_bytes")
+    if least is not None and size is not None and size < least:
+        problems.append(f"a sample arrived from the workers as {size:g} bytes; the exercise's sample is at least "
+                        f"{least:g} bytes: the workers must send the data itself, not a reference to it")
+    peak, most = seen.get("shm_peak_mb"), wanted.get("shm_peak_mb")
+    if most is not None and peak is not None and peak > most:
+        problems.append(f"/dev/shm held {peak:g} MiB at a batch's arrival (measured by the runner's hook); "
+                        f"the exercise allows {most:g} MiB")
+    return problems
+
+
+def _how_they_ran(wanted: dict, seen: dict) -> list[str]:
+    problems = []
+    cleared = seen.get("undaemonic_workers", 0)
+    if wanted.get("daemonic") and cleared:
+        problems.append(f"{_n(cleared, 'worker')} cleared {'its' if cleared == 1 else 'their'} daemon flag: "
+                        "a DataLoader worker stays daemonic (it may start no processes), and the exercise keeps it so")
+    if wanted.get("fresh_locks") and seen.get("inherited_locks"):
+        problems.append(f"the workers' datasets still reached {seen['inherited_locks']} threading lock(s) copied "
+                        "by the fork after making a batch: a fork that lands while one is held deadlocks that "
+                        "worker, however the fork was timed")
+    methods = set(seen.get("start_methods", []))
+    allowed = wanted.get("start_methods")
+    if allowed and methods - set(allowed):
+        problems.append(f"the DataLoader started its workers with {', '.join(sorted(methods - set(allowed)))}; "
+                        f"the exercise needs {' or '.join(allowed)}")
+    return problems
+
+
+def observation_problems(wanted: dict, seen: dict, reported: dict | None = None, ended: bool = True) -> list[str]:
+    """The exercise's `observe` table against what the hook saw inside PyTorch (observe.py), and
+    the figures the script reported against it (`agree`: a printed count may not exceed the seen one).
+    `ended` False: the run did not end as fixed does, so its batches fell short for that reason."""
+    problems = _replaced_and_agree(wanted, seen, reported or {})
+    real = seen.get("real_workers", 0)
+    if real < wanted.get("workers", 1):
+        problems.append(f"the runner saw {_n(real, 'process')} run PyTorch's DataLoader worker loop; the exercise "
+                        f"needs at least {wanted.get('workers', 1)} (other processes below the script do not count)")
+        return problems  # what follows is about workers there were not
+    return (problems + _workload(wanted, seen, ended) + _workers_did_the_work(wanted, seen)
+            + _what_the_workers_made_it_from(wanted, seen) + _how_they_ran(wanted, seen))
