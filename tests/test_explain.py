@@ -7,7 +7,8 @@ import sys
 import pytest
 from conftest import REPO_ROOT, scenario_report
 
-from scenarios.clinic.doctor.explain import explain_text
+from scenarios.clinic.doctor import catalogue
+from scenarios.clinic.doctor.explain import explain_text, unwrap
 
 # (scenario, variant whose output holds a genuine traceback, the scenario explain must name)
 OWN_RUNS = [("01", "myth_timeout", "01"), ("02", "broken", "02"), ("04", "broken", "04"), ("06", "broken", "06"),
@@ -91,3 +92,140 @@ def test_command_line_exit_statuses_and_json(tmp_path):
     missing = explain(str(tmp_path / "nope.log"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr and "Traceback" not in missing.stderr
     assert explain(stdin="  \n").returncode == 2
+
+
+# ---- the catalogue: every message of the installed sources, mapped or marked ----
+
+TORCH_PATHS = ["utils/data", "multiprocessing", "_utils.py", "cuda/__init__.py"]
+
+
+def test_every_raise_and_warning_of_torchs_dataloader_path_is_catalogued():
+    entries = [e for e in catalogue.entries() if e.package == "torch"]
+    messages = catalogue.source_messages("torch", TORCH_PATHS)
+    loose = [f"{file}:{line} {text[:90]}" for file, found in messages.items() for line, _, text in found
+             if not any(catalogue.covers(e, file, text) for e in entries)]
+    assert not loose, "neither mapped nor marked in catalogue.txt (new in this torch?):\n" + "\n".join(loose)
+    for family in (e for e in entries if e.count):
+        held = sum(len(found) for file, found in messages.items() if catalogue.covers(family, file, ""))
+        assert held == family.count, f"{family.path}: {held} messages now, {family.count} when read: read the new ones"
+
+
+def _literal(text: str) -> str:
+    return " ".join(catalogue.PLACEHOLDER.split(text)[0].split())[:30]
+
+
+def test_every_catalogued_text_is_in_the_file_it_names():
+    missing = []
+    # A message built out of sight ("<dynamic …>") is held to its site by the test above.
+    for entry in (e for e in catalogue.entries() if e.read and not e.count and not e.text.startswith("<dynamic")):
+        path = catalogue.package_folder(entry.package) / entry.path
+        source = " ".join(path.read_bytes().decode("latin-1").split())
+        if _literal(entry.text) not in source:
+            missing.append(f"{entry.package} {entry.path}: {entry.text}")
+    assert not missing, "\n".join(missing)
+
+
+def test_every_verdict_is_a_scenario_of_the_clinic_or_a_reason():
+    reasons, entries = catalogue.load()
+    assert {e.verdict for e in entries if not e.scenario} <= set(reasons)
+    assert {e.scenario for e in entries if e.scenario} <= {f"{n:02d}" for n in range(1, 29)}
+    assert {"25", "26", "27"} <= {e.scenario for e in entries}
+
+
+def _in_worker(message: str) -> str:
+    return ("RuntimeError: Caught RuntimeError in DataLoader worker process 0.\nOriginal Traceback (most recent call "
+            f"last):\n  File \"…/torch/utils/data/_utils/worker.py\", line 349, in _worker_loop\n{message}\n")
+
+
+MAPPED = [e for e in catalogue.entries() if e.scenario]
+
+
+@pytest.mark.parametrize("entry", MAPPED, ids=[e.sample[:50] for e in MAPPED])
+def test_a_mapped_message_names_its_scenario(entry):
+    bare = [f.scenario for f in explain_text(entry.sample + "\n")]
+    if entry.scope == "any":   # wherever it appears, bare or in a worker's traceback
+        assert bare == [entry.scenario]
+        assert entry.scenario in [f.scenario for f in explain_text(_in_worker(entry.sample))]
+    else:                      # only in a DataLoader's context, and before the catch-all
+        assert bare == []
+        assert [f.scenario for f in explain_text(_in_worker(entry.sample))] == [entry.scenario]
+
+
+MARKED = [e for e in catalogue.entries() if not e.scenario and not e.count and e.verdict != "wrapper"]
+
+
+@pytest.mark.parametrize("entry", MARKED, ids=[e.sample[:50] for e in MARKED])
+def test_a_marked_message_names_nothing(entry):
+    for log in (entry.sample + "\n", f"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                                     f"RuntimeError: {entry.sample}\n"):
+        assert explain_text(log) == [], log
+
+
+# ---- gating: DataLoader-only texts anywhere, generic ones in a DataLoader's context only ----
+
+def test_a_dataloader_only_message_counts_without_dataloader_frames():
+    log = "Traceback (most recent call last):\n  File \"lightning/fit_loop.py\", line 9, in run\n" \
+          "RuntimeError: DataLoader worker (pid 512) is killed by signal: Bus error. It is possible that " \
+          "dataloader's workers are out of shared memory.\n"
+    assert [f.scenario for f in explain_text(log)] == ["04"]
+
+
+@pytest.mark.parametrize("message, expected", [("OSError: image file is truncated (3 bytes not processed)", "02"),
+                                               ("OSError: Can't read data (wrong B-tree signature)", "18"),
+                                               ("RuntimeError: CUDA error: initialization error", "25")])
+def test_a_generic_message_counts_only_in_a_dataloader_context(message, expected):
+    plain = f"Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n{message}\n"
+    assert explain_text(plain) == []
+    assert [f.scenario for f in explain_text(_in_worker(message))] == [expected]
+    pid = f"worker (pid 4242) started\n{plain}"
+    assert [f.scenario for f in explain_text(pid.replace("train.py", "…/torch/utils/data/dataloader.py"))] == [expected]
+
+
+# ---- the forms people paste logs in ----
+
+KILLED = "RuntimeError: DataLoader worker (pid 77) is killed by signal: Segmentation fault."
+
+
+@pytest.mark.parametrize("log", [
+    KILLED + "\n",                                                          # a bare message
+    "DataLoader worker (pid(s) 77) exited unexpectedly\n",                  # without its exception name
+    '  File "…/site-packages/torch/utils/data/dataloader.py", line 1133, in _try_get_data\n'
+    "    raise RuntimeError(f'DataLoader worker (pid(s) {pids_str}) exited unexpectedly') from e\n" + KILLED + "\n",
+    "Traceback (most recent call last):\n  File \"C:\\Users\\me\\train.py\", line 40, in <module>\n"
+    '  File "C:\\Python311\\Lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 1133, in _try_get_data\n'
+    "    data = self._data_queue.get(timeout=timeout)\n",                     # cut at the bottom, then the message
+    "".join(f"[rank0]: {line}\n" for line in ["Traceback (most recent call last):", KILLED]),
+    "".join(f"srun: {line}\n" for line in ["Traceback (most recent call last):", KILLED]),
+    "".join(f"2024-05-01T10:00:0{i}.123456789Z {line}\n" for i, line in enumerate(["Traceback (most recent "
+                                                                                     "call last):", KILLED])),
+    "".join(f"[pod/trainer-0/main] {line}\n" for line in ["Traceback (most recent call last):", KILLED]),
+    "".join(f"2024-05-01 10:00:00,123 - trainer - ERROR - {line}\n" for line in ["Traceback (most recent call last):",
+                                                                                 KILLED]),
+    "".join(f"trainer-1  | {line}\n" for line in ["Traceback (most recent call last):", KILLED]),
+    "\x1b[0;31mRuntimeError\x1b[0m: DataLoader worker (pid 77) is killed by signal: Segmentation fault.\n",
+    "\r".join(f"epoch 0: {i}%|##  | {i}/100" for i in range(0, 40, 10)) + "\n" + KILLED + "\n",
+], ids=["bare", "no-exception-name", "cut-at-top", "cut-at-bottom", "rank", "srun", "docker", "kubectl", "logging",
+        "compose", "jupyter", "tqdm"])
+def test_each_form_of_a_pasted_log(log):
+    if "cut-at-bottom" and log.endswith("get(timeout=timeout)\n"):
+        assert explain_text(log) == []    # no message: nothing to name
+        log += "RuntimeError: DataLoader worker (pid(s) 77) exited unexpectedly\n"
+    assert [f.scenario for f in explain_text(log)] == ["06"], unwrap(log)
+
+
+def test_a_warning_line_that_starts_with_its_path_and_line():
+    log = ("…/site-packages/torch/utils/data/dataloader.py:669: UserWarning: Length of "
+           "IterableDataset <ds.Stream object at 0x7f> was reported to be 100(when accessing len(dataloader)), but 400 "
+           "samples have been fetched. For multiprocessing data-loading, this could be caused by not properly "
+           "configuring the IterableDataset replica at each worker.\n  warnings.warn(warn_msg)\n")
+    assert [f.scenario for f in explain_text(log)] == ["13"]
+
+
+def test_several_failures_are_each_named_once_in_the_order_they_happened():
+    tokenizers = ("huggingface/tokenizers: The current process just got forked, after parallelism has already been "
+                  "used. Disabling parallelism to avoid deadlocks...")
+    shm = ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
+           "(shm).")
+    log = "\n".join([tokenizers, "epoch 1 loss 0.3", _wrapped("RuntimeError: DataLoader timed out after 60 seconds"),
+                     tokenizers, "", "", shm, shm, _wrapped(KILLED)])
+    assert [f.scenario for f in explain_text(log)] == ["23", "01", "04", "06"]

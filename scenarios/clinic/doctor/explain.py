@@ -1,12 +1,13 @@
 """`python -m scenarios explain [FILE | -] [--json]`: a log or a traceback as users paste it, and
 each DataLoader failure in it, explained by the check that owns its error text.
 
-The texts are the checks' own ERRORS (checks/__init__.py's error table, the one the probe
-uses), matched per traceback: a traceback counts when it went through the DataLoader (its
-frames or messages name it), so an error of the model's own (CUDA out of memory in forward)
-names nothing.  Launchers' wrapping is undone first: `[rank0]:` prefixes, tqdm's carriage
-returns, colour codes.  Exit status: 0 nothing found, 1 something found, 2 no such file or
-empty input.
+The texts are the checks' own ERRORS and LOG_TEXTS (checks/__init__.py's error table, the one the
+probe uses); the catalogue (catalogue.txt, read from the sources that print each message) says
+which messages only the DataLoader's path prints.  Those count wherever they appear, bare or in a
+traceback; a generic one (an OSError, a KeyError, CUDA out of memory) counts only in a DataLoader's
+context: its frames, "Caught … in DataLoader worker process N", a worker's pid.  Launchers' and
+loggers' wrapping is undone first.  Each failure is named once, in the order the log shows them.
+Exit status: 0 nothing found, 1 something found, 2 no such file or empty input.
 """
 from __future__ import annotations
 
@@ -14,57 +15,69 @@ import json
 import re
 import sys
 
+from scenarios.clinic.doctor import catalogue
 from scenarios.clinic.doctor.checks import error_table, log_texts
 from scenarios.clinic.doctor.findings import Finding, readable
 from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
-WRAPPING = re.compile(r"^(?:\x1b\[[0-9;]*m)*(?:\[(?:rank|Rank|RANK)\s*\d+\]:\s?|\d+:\s(?=\S)|rank\d+:\s)?")
-COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+COLOUR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# What launchers, containers and loggers put before a program's line; taken off one after another.
+PREFIXES = [
+    r"\[(?:rank|Rank|RANK)\s*\d+\]:\s?", r"rank\d+:\s", r"\d+:\s(?=\S)", r"srun:\s(?!error:)",
+    r"\[pod/[^\]\s]+\]\s", r"[\w.-]+-\d+\s+\|\s",                           # kubectl --prefix, docker compose
+    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?:\s*[-|]\s*|\s+|$)",
+    r"(?:[\w.]+\s+-\s+)?\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?\s*[-|:]\s(?!Unexpected)",
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:", r"[EWI]\d{4}\s[\d:.]+\s+\d+\s[\w.]+:\d+\]\s",  # logging, glog
+]
+WRAPPING = re.compile("|".join(f"(?:{p})" for p in PREFIXES))
 # Where a traceback shows that the DataLoader was involved: its source, its workers, its messages.
-THROUGH_DATALOADER = re.compile(r"torch[/\\]utils[/\\]data[/\\]|DataLoader|_worker_loop|in DataLoader worker process"
-                                r"|dataloader worker")
+THROUGH_DATALOADER = re.compile(r"torch[/\\]utils[/\\]data[/\\]|torchdata[/\\]|DataLoader|_worker_loop"
+                                r"|in DataLoader worker process|dataloader worker|[Ww]orker \(?pid")
 # A pasted traceback often starts at a frame, its header cut off: a `File "…", line N, in f` starts one
 # too (a traceback's frame; faulthandler's "line N in f" has no comma and stays out).
 START = re.compile(r"^Traceback \(most recent call last\):|^\s*File \".*\", line \d+, in |"
-                   r"^(?:\S+Error|\S+Exception|Exception)\b.*:|"
+                   r"^(?:\S+Error|\S+Exception|Exception)\b.*:|^\S.*:\d+: \w*Warning:|"
                    r"^(?:ERROR|Error|RuntimeError)\b|DataLoader worker|huggingface/tokenizers|"
                    r"Too many dataloader workers")
+# An exception a worker raised: torch's wrapper since 1.0, the worker loop's own frame before it.
+WORKER_RAISED = re.compile(r"in DataLoader worker process|in _worker_loop\b")
+CHAINED = re.compile(r"The above exception was the direct cause|During handling of the above exception")
 
 
 def unwrap(text: str) -> list[str]:
     """The log's lines as the program wrote them: tqdm's redrawn bars reduced to their last
-    state, launcher prefixes and colour codes taken off."""
+    state, launcher, container and logger prefixes and colour codes taken off."""
     lines = []
     for raw in text.replace("\r\n", "\n").split("\n"):
-        line = raw.split("\r")[-1] if "\r" in raw else raw
-        lines.append(COLOUR.sub("", WRAPPING.sub("", line, count=1)).rstrip())
+        line = COLOUR.sub("", raw.rstrip("\r").split("\r")[-1])
+        for _ in range(4):
+            shorter = WRAPPING.sub("", line, count=1) if WRAPPING.match(line) else line
+            if shorter == line:
+                break
+            line = shorter
+        lines.append(line.rstrip())
     return lines
 
 
-def blocks(lines: list[str]) -> list[list[str]]:
-    """Tracebacks and error paragraphs: from a line that starts one to the first blank line
-    after its exception line (chained tracebacks stay together: PyTorch chains a worker's
-    death under "exited unexpectedly")."""
-    found, current = [], None
-    for line in lines:
+def blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """(first line's index, lines) of each traceback or error paragraph: from a line that starts
+    one to two blank lines, or to a new traceback that is not chained to it (PyTorch chains a
+    worker's death under "exited unexpectedly")."""
+    found, current, first = [], None, 0
+    for index, line in enumerate(lines):
+        unchained = line.startswith("Traceback (most recent") and current \
+            and not any(CHAINED.search(before) for before in current[-3:])
+        if current is not None and (unchained or (not line.strip() and current and not current[-1].strip())):
+            found.append((first, current))
+            current = None
         if current is None:
             if START.search(line):
-                current = [line]
-            continue
-        if not line.strip() and current and not current[-1].strip():
-            found.append(current)
-            current = None
+                current, first = [line], index
             continue
         current.append(line)
     if current:
-        found.append(current)
+        found.append((first, current))
     return found
-
-
-def _shown_line(block: list[str], pattern: str) -> str:
-    matched = [line.strip() for line in block if pattern and re.search(pattern, line)]
-    caught = [line.strip() for line in block if "in DataLoader worker process" in line]
-    return (matched or caught or [line.strip() for line in block if line.strip()][-1:] or [""])[0][:300]
 
 
 def _finding(check, name: str, line: str) -> Finding:
@@ -72,27 +85,59 @@ def _finding(check, name: str, line: str) -> Finding:
     return Finding(check.SCENARIO, "risk", name, f"{line} ({cause})", check.FIXES[name])
 
 
-def explain_text(text: str) -> list[Finding]:
-    table, lines = error_table(), unwrap(text)
-    findings, seen = [], set()
-    for pattern, check, name in log_texts():
-        # From the warning's first word: a progress bar redrawn on the same line is no evidence.
-        match = next((m for m in (re.search(pattern, line) for line in lines) if m), None)
-        if match and (check.SCENARIO, name) not in seen:
-            seen.add((check.SCENARIO, name))
-            findings.append(_finding(check, name, match.string[match.start():].strip()[:300]))
-    for block in blocks(lines):
-        joined = "\n".join(block)
-        if not THROUGH_DATALOADER.search(joined):
+def _line_of(block: list[str], match: re.Match) -> str:
+    """The line a match in the joined block falls on, from the match on."""
+    text = match.string
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.start())
+    return text[start:end if end >= 0 else len(text)].strip()[:300]
+
+
+def _caught(block: list[str]) -> str:
+    return next((line.strip() for line in block if "in DataLoader worker process" in line), block[-1].strip())[:300]
+
+
+def _block_finding(block: list[str]) -> Finding | None:
+    """The one failure a traceback shows: the error table's first match, a generic text only where
+    the DataLoader is involved."""
+    joined = "\n".join(block)
+    context = bool(THROUGH_DATALOADER.search(joined))
+    for pattern, check, name in error_table():
+        if not pattern:   # the catch-all only for an exception a worker raised
+            if WORKER_RAISED.search(joined):
+                return _finding(check, name, _caught(block))
             continue
-        for pattern, check, name in table:
-            if not pattern and "in DataLoader worker process" not in joined:
-                continue  # the catch-all only for an exception a worker raised
-            if re.search(pattern, joined):
-                if (check.SCENARIO, name) not in seen:
-                    seen.add((check.SCENARIO, name))
-                    findings.append(_finding(check, name, _shown_line(block, pattern)))
-                break
+        match = re.search(pattern, joined)
+        if match and (context or catalogue.dataloader_only(_line_of(block, match))):
+            return _finding(check, name, _line_of(block, match))
+    return None
+
+
+def _hits(lines: list[str]) -> list[tuple[int, Finding]]:
+    """(line index, finding) of every failure the log shows, warnings and tracebacks alike."""
+    hits, covered = [], set()
+    for pattern, check, name in log_texts():
+        index, match = next(((i, m) for i, m in ((i, re.search(pattern, line)) for i, line in enumerate(lines)) if m),
+                            (0, None))
+        if match:   # from the warning's first word: a progress bar redrawn on the same line is no evidence
+            hits.append((index, _finding(check, name, match.string[match.start():].strip()[:300])))
+    for first, block in blocks(lines):
+        covered.update(range(first, first + len(block)))
+        found = _block_finding(block)
+        hits += [(first, found)] if found else []
+    for index, line in enumerate(lines):   # a bare message, pasted without its traceback
+        if index not in covered and catalogue.dataloader_only(line):
+            found = _block_finding([line])
+            hits += [(index, found)] if found else []
+    return sorted(hits, key=lambda hit: hit[0])
+
+
+def explain_text(text: str) -> list[Finding]:
+    findings, seen = [], set()
+    for _, finding in _hits(unwrap(text)):
+        if (finding.scenario, finding.check) not in seen:
+            seen.add((finding.scenario, finding.check))
+            findings.append(finding)
     return findings
 
 
