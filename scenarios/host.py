@@ -73,6 +73,43 @@ def py_spy_problem() -> str | None:
             "until then hangs are shown from /proc only")
 
 
+# ---------------------------------------------------------------- a CUDA device
+
+CUDA_BUILD_HINT = ("make setup TORCH_INDEX=https://download.pytorch.org/whl/cu128, "
+                   "or PYTHON=python3 where torch has CUDA")
+
+
+def cuda_problem_here() -> str | None:
+    """Why this process's torch has no usable CUDA device, as one sentence with what to do; None
+    where it has one.  A scenario script asks here (its own torch, which it imports anyway)."""
+    import torch
+
+    if torch.version.cuda is None:
+        return (f"needs a CUDA GPU: torch {torch.__version__} is a build without CUDA; on a machine with an "
+                f"NVIDIA card: {CUDA_BUILD_HINT}")
+    if not torch.cuda.is_available():
+        return (f"needs a CUDA GPU: torch {torch.__version__} (CUDA {torch.version.cuda}) finds no usable device; "
+                "`nvidia-smi` shows whether the driver sees a card")
+    return None
+
+
+@functools.cache
+def cuda_problem() -> str | None:
+    """cuda_problem_here(), asked in a child process: the runner and `make doctor` never import
+    torch, and a process that asked CUDA itself could no longer fork safely."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from scenarios.host import cuda_problem_here; "
+            "print(cuda_problem_here() or '')")
+    try:
+        done = subprocess.run([sys.executable, "-c", code, str(Path(__file__).resolve().parents[1])],
+                              capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return "needs a CUDA GPU: torch took over 120 s to say whether it has one; `nvidia-smi` shows the card's state"
+    if done.returncode != 0:
+        said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"needs a CUDA GPU: torch could not be asked here ({said})"
+    return done.stdout.strip() or None
+
+
 def become_subreaper() -> None:
     """Orphaned descendants are re-parented to this process instead of PID 1 (which in a
     container may never reap them), so that it can wait for them.  Linux only; only a

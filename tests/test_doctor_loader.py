@@ -6,6 +6,7 @@ is one line and exit status 2.
 The probes run for real; those that need no particular timing run side by side, a few at
 a time, so that the file stays well under a minute on two cores.
 """
+import functools
 import json
 import re
 import subprocess
@@ -20,6 +21,7 @@ from conftest import REPO_ROOT
 
 from scenarios.clinic import doctor
 from scenarios.clinic.doctor.checks import error_table
+from scenarios.clinic.doctor.holdings import walk
 from scenarios.host import usable_cores
 from scenarios.host import (
     EXIT_BAD_INPUT,
@@ -70,6 +72,8 @@ def _examine(name):
         return doctor_json(name, probe=True)
     if name == "pool_on_dataset":  # its pool's processes start when the loader is built
         return doctor_json(name, probe=False)
+    if name == "clean_alone":  # as a user runs it: no other loader's threads in the doctor's process
+        return doctor_json("clean_features", probe=True)
     if name == "clean_object":  # a notebook's way: examine(loader), probed on a pickled copy
         return doctor.examine(doctor.load_loader(target("clean_features"))[0], limit_s=PROBE_LIMIT_S)
     if name == "augmented_crops":  # a container's small /dev/shm, made for real
@@ -107,7 +111,7 @@ print(json.dumps(results))
 # The slow ones first, so that the short ones fill the gaps; the hang mostly waits.
 EXAMINED = ["label_service", "scenario_03", "own_loaders", "remote_images", "pool_decode", "augmented_crops",
             "coco_annotations", "clean_features", "clean_object", "corrupt_images", "native_decoder", "variable_sizes",
-            "augmenting", "log_stream", "bag_draws", "pool_on_dataset"]
+            "augmenting", "log_stream", "bag_draws", "pool_on_dataset", "timeout_set", "clean_alone"]
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +143,17 @@ def test_clean_loader_has_no_risk_and_its_figures(probed):
     findings = in_process(probed, "clean_features")
     assert not findings.risks, [f.as_dict() for f in findings.risks]
     assert findings.probe.outcome == "completed"
+    # Issue 27: what is true of every loader with workers is no finding by default (at most one
+    # note on a clean loader); --all shows them, judged again on the same probe.  The count is taken
+    # where a user's doctor runs, in a process of its own: this one also holds label_service's
+    # refresh thread and the probes running beside it, which 01 rightly names at fork.
+    status, alone = probed["clean_alone"][0]
+    assert status == EXIT_OK and len(alone) <= 1, alone
+    assert not [f for f in alone if f["scenario"] in ("01", "08", "10", "21")], alone
+    assert findings.hidden >= 3 and not [f for f in findings if f.scenario in ("08", "10", "21")]
+    loader = doctor.load_loader(target("clean_features"))[0]
+    examined = doctor.Examined(loader, doctor.describe(loader), walk([("dataset", loader.dataset)]))
+    findings = doctor.run_checks(examined, findings.probe)
     # Notes that carry figures: the descriptor budget (08) and the memory in flight (10).
     descriptors = found(findings, "08", "descriptor-budget")
     assert descriptors["level"] == "note" and "2 descriptor(s)" in descriptors["evidence"]  # features, labels
@@ -420,3 +435,106 @@ def test_a_probe_error_is_explained_by_its_scenario(message, scenario, check):
     owner, name = next((c, n) for pattern, c, n in error_table() if re.search(pattern, message))
     assert (owner.SCENARIO, name) == (scenario, check)
     assert check in owner.FIXES
+
+
+# ---------------------------------------------------------------- issue 27: the doctor's own wrong answers
+
+
+def test_a_loader_with_a_timeout_gets_nothing_from_the_doctors_own_comparison(probed):
+    # num_workers=0 refuses timeout > 0 ("_SingleProcessDataLoaderIter requires timeout == 0"):
+    # the comparison copies only what it accepts, and compares.
+    findings = in_process(probed, "timeout_set")
+    assert not findings.risks and findings.probe.outcome == "completed", [f.as_dict() for f in findings]
+    assert findings.probe.first("compare") and not findings.probe.all("error")
+
+
+def test_an_error_of_the_doctors_own_making_is_the_doctors_not_a_finding():
+    from scenarios.clinic.doctor.engine import error_finding, probe_status
+    from scenarios.clinic.doctor.probe import ProbeResult
+    from scenarios.clinic.doctor.probe_child import copy_of, doctor_made
+
+    loader = torch.utils.data.DataLoader(list(range(8)), batch_size=2, num_workers=2, timeout=60)
+    assert len(list(copy_of(loader, 0))) == 4  # the copy without workers drops the timeout, and runs
+    bad = torch.utils.data.DataLoader(list(range(8)), batch_size=2, timeout=60)  # as the old copy was
+    with pytest.raises(AssertionError) as raised:
+        doctor_made(functools.partial(iter, bad))  # no frame of this file: as in the probe's own call
+    assert raised.value.clinic_own
+    error = {"event": "error", "stage": "compare", "type": "AssertionError", "own": True,
+             "message": "_SingleProcessDataLoaderIter requires timeout == 0", "traceback": ""}
+    probe = ProbeResult(events=[error, {"event": "done"}])
+    examined = doctor.Examined(loader, doctor.describe(loader), walk([("dataset", loader.dataset)]))
+    assert error_finding(examined, probe) is None and not doctor.run_checks(examined, probe, checks=())
+    assert "the doctor's own compare loader failed" in probe_status(probe, examined.setup)
+
+
+def _memory(uss_by_n: dict) -> list[dict]:
+    return [{"event": "memory", "n": n, "uss": {"1": a, "2": b}} for n, (a, b) in uss_by_n.items()]
+
+
+def _examined_03(dataset):
+    loader = torch.utils.data.DataLoader(dataset, batch_size=4, num_workers=2, multiprocessing_context="fork")
+    return doctor.Examined(loader, doctor.describe(loader), walk([("dataset", loader.dataset)]))
+
+
+def test_growth_of_a_dataset_of_tensors_is_never_copy_on_read():
+    from scenarios.clinic.doctor.checks import s03_list_refcount_growth as s03
+    from scenarios.clinic.doctor.probe import ProbeResult
+
+    steady = _memory({n: (10 + n, 10 + n) for n in range(2, 26, 2)})  # 0.5 MB a batch, all along
+    tensors = _examined_03(torch.utils.data.TensorDataset(torch.zeros(4000, 8), torch.zeros(4000)))
+    assert tensors.holdings.only_buffers and s03.measured(tensors, ProbeResult(events=steady)) == []
+    records = _examined_03([{"name": str(i), "tags": [i, i + 1]} for i in range(4000)])
+    risk = s03.measured(records, ProbeResult(events=steady))
+    assert [f.level for f in risk] == ["risk"] and "goes on, not a warm-up" in risk[0].evidence
+    # The same early climb that then stops: warm-up, no finding.
+    warm = _memory({n: (10 + min(n, 8) * 4, 10 + min(n, 8) * 4) for n in range(2, 26, 2)})
+    assert s03.measured(records, ProbeResult(events=warm)) == []
+
+
+def test_a_stream_split_where_the_source_cannot_show_it_is_judged_by_the_count():
+    from scenarios.clinic.doctor.checks import s13_iterable_dataset_duplicates as s13
+    from scenarios.clinic.doctor.findings import Finding
+    from scenarios.clinic.doctor.probe import ProbeResult
+
+    def static():
+        return [Finding("13", "risk", "iterable-worker-split", "never calls get_worker_info()", "")]
+    whole = {"ended": True, "samples": 400, "sample_hashes": [], "per_worker": {"0": 200, "1": 200},
+             "across_workers": 0}
+    split = ProbeResult(events=[{"event": "iterate", **whole}, {"event": "compare", "ended": True, "samples": 400}])
+    assert s13.merge(static(), split) == []
+    part = ProbeResult(events=[{"event": "iterate", "ended": False, "samples": 64, "across_workers": 0},
+                               {"event": "compare", "ended": False, "samples": 64}])
+    assert [f.level for f in s13.merge(static(), part)] == ["note"]
+    assert [f.level for f in s13.merge(static(), None)] == ["risk"]  # no probe: the reading stands
+
+
+def test_a_fix_in_place_says_so_without_a_fix_line(capsys):
+    import numpy as np
+    from fixes.worker_seeding import reseed_dataset_generators
+
+    class Jitter(torch.utils.data.Dataset):
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, index):
+            return self.rng.random()
+    loader = torch.utils.data.DataLoader(Jitter(), num_workers=2, worker_init_fn=reseed_dataset_generators)
+    findings = doctor.examine(loader, with_probe=False)
+    note = found(findings, "12", "rng-on-dataset")
+    assert note["level"] == "note" and note["fix"] == "" and "fixes.worker_seeding.reseed_dataset_generators" \
+        in note["evidence"]
+    assert "fixed: already in place" in str(findings) and "fix: " not in str(findings).split("12  rng-on")[1][:400]
+
+
+def test_each_fix_line_names_the_fixes_module_of_its_scenario():
+    from scenarios.clinic.doctor.checks import CHECKS
+
+    for check in CHECKS:
+        modules = [p.name for p in (REPO_ROOT / "fixes").glob("*.py")
+                   if f"Fixes scenario {check.SCENARIO} " in p.read_text()]
+        if modules:
+            assert any(f"fixes/{m}" in text for text in check.FIXES.values() for m in modules), \
+                (check.SCENARIO, modules)

@@ -37,16 +37,18 @@ FAULTY = {
 }
 WELL_BUILT = ["detectron2_serialized_list", "fairseq_mmap_indexed", "webdataset_split_helper", "arrow_table",
               "coin_flip_augmentation", "h5py_lazy_open", "distributed_sampler_loop", "tokenizers_text",
-              "coco_detection_collate", "kinetics_prepare_pool"]
+              "coco_detection_collate", "kinetics_prepare_pool",
+              # gathered after issue 27's rules were written
+              "tensor_dataset", "shards_by_base_class", "hf_stream_enough_shards"]
 # Two processes of about equal work; the heavier loaders first, the datasets stream last in its
 # process (importing datasets changes this process's multiprocessing settings).
 CHUNKS = [
     ["detectron2_plain_list", "crnn_lmdb", "imagefolder_truncated", "numpy_rng_on_dataset", "h5py_file_object",
-     "coin_flip_augmentation", "h5py_lazy_open", "tokenizers_text", "webdataset_split_helper",
+     "coin_flip_augmentation", "h5py_lazy_open", "tokenizers_text", "webdataset_split_helper", "tensor_dataset",
      "hf_streamed_few_shards"],
     ["detectron2_serialized_list", "volume_memory_error", "sharded_stream_no_split", "coco_default_collate",
      "pool_in_getitem", "fairseq_mmap_indexed", "arrow_table", "distributed_sampler_loop", "coco_detection_collate",
-     "kinetics_prepare_pool"],
+     "kinetics_prepare_pool", "shards_by_base_class", "hf_stream_enough_shards"],
 ]
 
 EXAMINE_CODE = f"""
@@ -148,6 +150,14 @@ def test_stream_split_by_a_helper_function_is_not_a_duplicate_stream(examined):
     assert not [f for f in examined["webdataset_split_helper"]["findings"] if f["scenario"] == "13"]
     finding = risk_of(examined["sharded_stream_no_split"], "13")  # the same stream without the helper
     assert "never calls get_worker_info()" in finding["evidence"] and "exact copies" in finding["evidence"]
+
+
+def test_a_split_by_a_base_class_or_a_library_is_a_split_and_tensors_are_not_copy_on_read(examined):
+    # Issue 27: judged by the probe's count of each worker's samples, not by one class's source;
+    # torch's TensorDataset never gets 03, whatever its workers' memory does in the first batches.
+    for name in ("shards_by_base_class", "hf_stream_enough_shards"):
+        assert not [f for f in examined[name]["findings"] if f["scenario"] == "13"], examined[name]["findings"]
+    assert not [f for f in examined["tensor_dataset"]["findings"] if f["scenario"] == "03"]
 
 
 def test_library_code_is_not_read_as_a_pool_in_the_worker(examined):

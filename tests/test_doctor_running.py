@@ -5,6 +5,7 @@ Each job is examined while it runs and must be running, unchanged, afterwards; e
 test starts is gone at its end, and /dev/shm holds nothing of theirs."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -23,10 +24,14 @@ JOBS = REPO_ROOT / "tests" / "jobs"
 class Job:
     """A job script in a session of its own, killed with everything below it at the end."""
 
-    def __init__(self, name: str, ready: str = "started", wait_s: float = 2.0):
+    def __init__(self, name: str, ready: str = "started", wait_s: float = 2.0, args=(), launcher: bool = False):
         self.shm_before = shm_names()
-        self.proc = subprocess.Popen([sys.executable, str(JOBS / f"{name}.py")], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, start_new_session=True, cwd=REPO_ROOT)
+        # launcher: started as users start jobs, by a shell script that waits for it (tests/jobs/run.sh)
+        command = ["bash", str(JOBS / "run.sh"), f"{name}.py", *args] if launcher else \
+            [sys.executable, str(JOBS / f"{name}.py"), *args]
+        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     start_new_session=True, cwd=REPO_ROOT,
+                                     env={**os.environ, "PYTHON": sys.executable})
         deadline = time.monotonic() + 60
         for line in self.proc.stdout:
             if line.startswith(ready) or time.monotonic() > deadline:
@@ -122,7 +127,50 @@ def test_a_healthy_job_has_no_risk_and_a_workers_pid_leads_to_its_trainer():
     finally:
         job.end()
     assert status == 0 and not [f for f in findings if f["level"] == "risk"], findings
-    assert f"running job {job.proc.pid}" in text.stdout and "2 worker(s)" in text.stdout
+    assert f"examined {job.proc.pid} (the training process above {worker}" in text.stdout, text.stdout
+    assert "2 worker(s)" in text.stdout
+
+
+FINDING_KEYS = {"scenario", "level", "check", "evidence", "fix", "readme"}
+
+
+def test_kept_batches_near_a_limit_of_1024_through_a_launcher():
+    # Issue 27: 806 of 1,024 descriptors held in kept batches went unflagged under a fixed 80 %.
+    # Given the shell launcher's PID, the doctor finds the trainer below it and says so.
+    job = Job("kept_batches", ready="kept", args=("1024", "403"), launcher=True)
+    try:
+        trainer = next(p.pid for p in psutil.Process(job.proc.pid).children() if "kept_batches" in _command(p.pid))
+        status, findings = examined(job)
+        text = doctor("--pid", str(job.proc.pid), "--seconds", "1", "--check", "08").stdout
+    finally:
+        job.end()
+    risk = next(f for f in findings if f["scenario"] == "08" and f["level"] == "risk")
+    assert status == 1 and set(risk) == FINDING_KEYS, findings
+    held = re.search(r"([\d,]+) of them are torch's shared-memory descriptors", risk["evidence"])
+    held = int(held[1].replace(",", ""))
+    assert 780 <= held <= 830 and "limit of 1,024" in risk["evidence"], risk["evidence"]
+    assert f"examined {trainer} (runs DataLoader workers below bash {job.proc.pid}" in text, text
+
+
+def test_a_busy_healthy_job_through_a_launcher_has_no_risk():
+    job = Job("busy_healthy", launcher=True)
+    try:
+        status, findings = examined(job)
+    finally:
+        job.end()
+    assert status == 0 and not [f for f in findings if f["level"] == "risk"], findings
+
+
+def test_orphans_json_has_the_doctors_one_shape(capsys, monkeypatch):
+    left = [orphans.Orphan(4242, "worker", 30.0, 120.0, "python train.py", "")]
+    monkeypatch.setattr(orphans, "find_orphans", lambda: left)
+    assert orphans.main(as_json=True) == 1
+    document = json.loads(capsys.readouterr().out)
+    assert list(document) == ["findings", "orphans"] and document["orphans"][0]["pid"] == 4242
+    assert [set(f) for f in document["findings"]] == [FINDING_KEYS]
+    assert document["findings"][0]["scenario"] == "20" and "4242" in document["findings"][0]["evidence"]
+    monkeypatch.setattr(orphans, "find_orphans", lambda: [])
+    assert orphans.main(as_json=True) == 0 and json.loads(capsys.readouterr().out) == {"findings": [], "orphans": []}
 
 
 def test_no_such_process_and_bad_seconds():

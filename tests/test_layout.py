@@ -15,6 +15,7 @@ from scenarios.clinic.doctor.checks import CHECKS, contract_problems, error_tabl
 
 SCENARIO_FOLDERS = sorted(p.name for p in (REPO_ROOT / "scenarios").glob("[0-9][0-9]_*") if p.is_dir())
 LAB_KIT = {"scenarios.host", "scenarios.instruments", "scenarios.synthetic_data", "scenarios.object_store",
+           "scenarios.gpu_instruments",
            "scenarios.memory_cgroup", "scenarios.remote_training"}
 
 

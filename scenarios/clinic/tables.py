@@ -28,7 +28,8 @@ from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 FRONT_PAGE, WORKSHOP = REPO_ROOT / "README.md", SCENARIOS_DIR / "WORKSHOP.md"
 NOT_RUN = "not run here"
-NEED_WORDS = {"linux": "Linux", "fork": "fork", "userns": "user namespaces", "memory_cgroup": "a memory cgroup"}
+NEED_WORDS = {"linux": "Linux", "fork": "fork", "userns": "user namespaces", "memory_cgroup": "a memory cgroup",
+              "cuda": "a CUDA GPU"}
 
 
 def _source(what: str) -> str:

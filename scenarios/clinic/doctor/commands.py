@@ -15,6 +15,9 @@ def arguments(name: str, parser) -> None:
                         help="static checks only: do not iterate the loader in a child process")
     parser.add_argument("--check", action="append", metavar="NAME",
                         help="run only this check (a scenario number or a name from --list-checks); repeatable")
+    parser.add_argument("--all", action="store_true", dest="show_all",
+                        help="also the general notes: true of every loader of this configuration (timeout=0, "
+                             "pools sized for the machine, a budget far out of reach)")
     parser.add_argument("--list-checks", action="store_true", help="list every check with its scenario")
     parser.add_argument("--pid", type=int, help="examine a training job running now (or one of its workers)")
     parser.add_argument("--seconds", type=float, default=6.0, help="with --pid: how long to watch it (default 6)")
@@ -35,7 +38,8 @@ def run(args) -> int:
     if args.pid is not None:
         return running_main(args.pid, args.seconds, as_json=args.json, only=args.check)
     if args.loader:
-        return examine_main(args.loader, as_json=args.json, with_probe=not args.no_probe, only=args.check)
+        return examine_main(args.loader, as_json=args.json, with_probe=not args.no_probe, only=args.check,
+                            show_all=args.show_all)
     if args.json or args.no_probe or args.check:
         print("error: --json, --no-probe and --check apply to a loader: doctor FILE.py:FUNCTION", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -57,8 +61,8 @@ def list_checks() -> int:
 
 
 def examine_main(target: str, as_json: bool = False, with_probe: bool = True, limit_s: float | None = None,
-                 only: list[str] | None = None) -> int:
-    """`python -m scenarios doctor FILE.py:FUNCTION [--json] [--no-probe] [--check NAME]`: the exit status."""
+                 only: list[str] | None = None, show_all: bool = False) -> int:
+    """`python -m scenarios doctor FILE.py:FUNCTION [--json] [--no-probe] [--check NAME] [--all]`: the exit status."""
     from scenarios.clinic.doctor.engine import examine_file
     from scenarios.clinic.doctor.findings import BadInput, format_report, readable
     from scenarios.clinic.doctor.probe import PROBE_LIMIT_S
@@ -67,7 +71,8 @@ def examine_main(target: str, as_json: bool = False, with_probe: bool = True, li
     if as_json:  # whatever the user's code prints (now, or from its threads later) goes to stderr
         sys.stdout = sys.stderr
     try:  # (python -m scenarios has checked that torch, numpy and psutil are installed)
-        findings = examine_file(target, with_probe=with_probe, limit_s=limit_s or PROBE_LIMIT_S, only=only)
+        findings = examine_file(target, with_probe=with_probe, limit_s=limit_s or PROBE_LIMIT_S, only=only,
+                                show_all=show_all)
     except BadInput as err:
         print(f"error: {readable(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -75,7 +80,7 @@ def examine_main(target: str, as_json: bool = False, with_probe: bool = True, li
         if as_json and sys.stdout is sys.stderr:
             sys.stdout = report_to
     if as_json:
-        print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=1), file=report_to)
+        print(json.dumps(findings.as_json(), indent=1), file=report_to)
         report_to.flush()
     else:
         print(format_report(findings))
@@ -110,7 +115,7 @@ def running_main(pid: int, seconds: float, as_json: bool = False, only=None) -> 
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if as_json:
-        print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=1))
+        print(json.dumps(findings.as_json(), indent=1))
     else:
         print(format_report(findings))
     return EXIT_NOT_AS_EXPECTED if findings.risks else EXIT_OK

@@ -38,7 +38,7 @@ from scenarios.clinic.doctor.findings import BadInput, Finding, Findings, merge_
 from scenarios.clinic.doctor.holdings import walk
 from scenarios.clinic.doctor.loading import load_loader
 from scenarios.clinic.doctor.probe import PROBE_LIMIT_S, ProbeResult, run_probe
-from scenarios.clinic.doctor.running import read_job, summary
+from scenarios.clinic.doctor.running import read_job, summary, trainers_below
 from scenarios.clinic.doctor.setup import Examined, describe
 
 
@@ -54,8 +54,9 @@ def select_checks(only: list[str] | None = None) -> tuple:
 
 
 def error_finding(examined: Examined, probe: ProbeResult) -> tuple[object, Finding] | None:
-    """The first error the probe met, as the check whose error text matches it explains it."""
-    error = probe.first(events.ERROR)
+    """The first error the probe met, as the check whose error text matches it explains it; an
+    error of the doctor's own making (`own`, probe_child.doctor_made) is the doctor's, not a finding."""
+    error = next((e for e in probe.all(events.ERROR) if not e.get("own")), None)
     if not error:
         return None
     message, tb = error.get("message", ""), error.get("traceback", "")
@@ -121,12 +122,17 @@ def probe_status(probe: ProbeResult | None, setup) -> str:
         return f"{done}, then an error ({probe.seconds:.1f} s){tail}"
     if probe.outcome == "crashed":
         return f"the probe's process died after {done} ({probe.seconds:.1f} s){tail}"
+    own = next((e for e in probe.all(events.ERROR) if e.get("own")), None)
+    if own:  # the doctor's own loader failed: say so, and judge nothing on it
+        return (f"{done} in {probe.seconds:.1f} s; the doctor's own {own.get('stage')} loader failed "
+                f"({own.get('type')}: {own.get('message', '')[:120]}): a fault of the doctor, please report it; "
+                f"your loader is not judged on that stage{tail}")
     return (f"{done} in {probe.seconds:.1f} s, then compared with "
             f"{'num_workers=0' if setup.num_workers else '2 workers'}{tail}")
 
 
 def _examine(loader, order: dict | None, limit_s: float, build_s: float = 0.0, header: str = "",
-             checks=CHECKS) -> Findings:
+             checks=CHECKS, show_all: bool = False) -> Findings:
     started = time.perf_counter()
     setup = describe(loader)
     roots = [("dataset", loader.dataset)]
@@ -143,14 +149,18 @@ def _examine(loader, order: dict | None, limit_s: float, build_s: float = 0.0, h
             probe = run_probe(order, limit_s=limit_s, build_s=build_s)
     result = Findings(run_checks(examined, probe, checks), setup=setup, probe_status=probe_status(probe, setup),
                       header=header)
+    if not show_all:
+        result.without_general()
     result.seconds = time.perf_counter() - started + build_s
     result.probe = probe
     return result
 
 
-def examine(loader, with_probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None) -> Findings:
+def examine(loader, with_probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None,
+            show_all: bool = False) -> Findings:
     """Examine a DataLoader object (in a notebook): the static checks, and the probe on a
-    pickled copy of it.  Returns the findings (a list that prints as the report)."""
+    pickled copy of it.  Returns the findings (a list that prints as the report); `show_all`
+    keeps the general notes, true of every loader of this configuration."""
     from torch.utils.data import DataLoader
 
     if not isinstance(loader, DataLoader):
@@ -169,13 +179,14 @@ def examine(loader, with_probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, 
                               "examine the file that builds it instead: python -m scenarios doctor FILE.py:FUNCTION"}
     try:
         return _examine(loader, order, limit_s, header=f"{type(loader.dataset).__qualname__} loader",
-                        checks=select_checks(only))
+                        checks=select_checks(only), show_all=show_all)
     finally:
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def examine_file(target: str, with_probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None) -> Findings:
+def examine_file(target: str, with_probe: bool = True, *, limit_s: float = PROBE_LIMIT_S, only=None,
+                 show_all: bool = False) -> Findings:
     """Import FILE.py, call FUNCTION() and examine the loader it returns; the probe calls the
     function again in its own process.  Raises BadInput for a target that cannot be examined."""
     started = time.perf_counter()
@@ -183,7 +194,7 @@ def examine_file(target: str, with_probe: bool = True, *, limit_s: float = PROBE
     loader, build_s = load_loader(target)
     path_text, _, name = target.rpartition(":")
     order = {"target": f"{Path(path_text).resolve()}:{name}", **_process_context()} if with_probe else None
-    findings = _examine(loader, order, limit_s, build_s=build_s, header=target, checks=checks)
+    findings = _examine(loader, order, limit_s, build_s=build_s, header=target, checks=checks, show_all=show_all)
     findings.seconds = time.perf_counter() - started
     if findings.probe is not None and findings.probe.outcome == "bad-input":
         raise BadInput(f"{findings.probe.first('bad-input')['message']} (when the probe called it again)")
@@ -191,14 +202,23 @@ def examine_file(target: str, with_probe: bool = True, *, limit_s: float = PROBE
 
 
 def examine_running(pid: int, seconds: float = 6.0, only=None) -> Findings:
-    """`doctor --pid`: read the job for `seconds` (running.py), then let each check's `running`
-    hook judge it."""
+    """`doctor --pid`: from any PID of the job's tree to each process that runs DataLoaders
+    (running.trainers_below), each read for `seconds` (running.py) and judged by each check's
+    `running` hook; the report says which PID it examined and why."""
     started = time.monotonic()
-    job = read_job(pid, seconds)
     checks = [c for c in select_checks(only) if hasattr(c, "running")]
-    findings = Findings(ordered([f for c in checks for f in guarded(c, lambda check: check.running(job))]),
-                        header=f"running job {job.trainer} ({job.command[:80]})")
-    findings.probe_status, findings.status_label = summary(job), "job"
+    chosen = trainers_below(pid)
+    found, statuses, headers = [], [], []
+    for trainer, why in chosen:
+        job = read_job(pid, seconds, trainer_pid=trainer)
+        mine = [f for c in checks for f in guarded(c, lambda check, job=job: check.running(job))]
+        for finding in mine if len(chosen) > 1 else []:
+            finding.evidence = f"process {trainer}: {finding.evidence}"
+        found += mine
+        headers.append(f"{job.trainer} ({why}; {job.command[:60]})")
+        statuses.append(summary(job))
+    findings = Findings(ordered(found), header=f"running job {pid}: examined " + "; ".join(headers))
+    findings.probe_status, findings.status_label = " | ".join(statuses), "job"
     findings.seconds = time.monotonic() - started
     return findings
 

@@ -48,7 +48,7 @@ def faulting_frame(output: list[str]) -> str:
 def in_process_outcome(probe) -> str:
     """After an error in the workers the probe reads the same samples in its own process:
     what happened there, as a sentence to add to the evidence."""
-    errors = probe.all(events.ERROR)
+    errors = [e for e in probe.all(events.ERROR) if not e.get("own")]  # the doctor's own are no evidence
     if len(errors) > 1 and errors[1].get("stage") == events.COMPARE:
         headline, frame = genuine_lines(f"{errors[1].get('type')}: {errors[1].get('message', '')}",
                                          errors[1].get("traceback", ""))

@@ -25,6 +25,15 @@ class Finding:
     evidence: str          # what was measured or read, with figures
     fix: str               # a fixes/ module or the change to make (the check module's FIXES)
     details: str = ""      # shown in the text report only (stacks of a hang)
+    # True of every loader of this configuration (timeout=0, pools sized for the machine, a budget far
+    # out of reach): no reason of this loader's own, so shown only with --all.
+    general: bool = False
+    in_place: str = ""     # what showed that its fix is applied already: then no fix line
+
+    def fixed(self, shown_by: str) -> Finding:
+        """This finding's fix is in place (what showed it): said so, and no fix line."""
+        self.in_place = shown_by
+        return self
 
     @property
     def readme(self) -> str:
@@ -34,13 +43,13 @@ class Finding:
 
     def as_dict(self) -> dict:
         return {"scenario": self.scenario, "level": self.level, "check": self.check,
-                "evidence": readable(self.evidence), "fix": self.fix, "readme": self.readme}
+                "evidence": readable(self.evidence), "fix": "" if self.in_place else self.fix, "readme": self.readme}
 
 
 def finder(scenario: str, fixes: dict):
     """A check module's way to make its findings: the scenario and the fix text come from it."""
-    def found(level: str, check: str, evidence: str, details: str = "") -> Finding:
-        return Finding(scenario, level, check, evidence, fixes[check], details)
+    def found(level: str, check: str, evidence: str, details: str = "", general: bool = False) -> Finding:
+        return Finding(scenario, level, check, evidence, fixes[check], details, general)
     return found
 
 
@@ -84,6 +93,18 @@ class Findings(list):
         self.seconds: float | None = None      # what the examination took
         self.probe = None                      # the ProbeResult, where a probe ran
         self.status_label = "probe"            # "job" for a running job (doctor --pid)
+        self.hidden = 0                        # general notes left out (--all shows them)
+
+    def without_general(self) -> Findings:
+        """The findings with a reason of this loader's own; the general notes counted, not shown."""
+        kept = [f for f in self if not (f.general and f.level == "note")]
+        self.hidden += len(self) - len(kept)
+        self[:] = kept
+        return self
+
+    def as_json(self, **beside) -> dict:
+        """The one shape of every --json of the doctor: {"findings": [...]} (and what a command adds beside)."""
+        return {"findings": [f.as_dict() for f in self], **beside}
 
     @property
     def risks(self) -> list[Finding]:
@@ -109,12 +130,15 @@ def format_report(findings: Findings) -> str:
         lines.append(f"  {findings.status_label}: {findings.probe_status}")
     for finding in findings:
         lines += ["", f"{finding.level:<4}  {finding.scenario}  {finding.check}"]
-        lines += _wrapped(finding.evidence, "") + _wrapped(finding.fix, "fix: ") + [f"      see: {finding.readme}"]
+        fix = _wrapped(f"already in place ({finding.in_place})", "fixed: ") if finding.in_place else \
+            _wrapped(finding.fix, "fix: ")
+        lines += _wrapped(finding.evidence, "") + fix + [f"      see: {finding.readme}"]
         if finding.details and finding.check == "hang":
             lines += ["      stacks:"] + [f"        {line}" for line in finding.details.splitlines()[:40]]
     risks = len(findings.risks)
     crashed = sum(f.level == "crashed" for f in findings)
     took = f" · {findings.seconds:.1f} s" if findings.seconds is not None else ""
+    hidden = f" ({findings.hidden} general note(s) not shown: --all)" if findings.hidden else ""
     lines += ["", f"{risks} risk(s), {len(findings) - risks - crashed} note(s)"
-              + (f", {crashed} check(s) crashed" if crashed else "") + took]
+              + (f", {crashed} check(s) crashed" if crashed else "") + hidden + took]
     return readable("\n".join(lines))

@@ -107,3 +107,16 @@ def attribute_fingerprints(dataset) -> dict[str, str]:
             found[where] = fingerprint(value)
     visit(dataset, "dataset", 0)
     return found
+
+
+def per_worker(by_worker: dict) -> dict:
+    """Samples each worker delivered, and how many of them another worker delivered too: a
+    stream the workers do not split arrives once from each of them, whatever splits it."""
+    if not by_worker:
+        return {}
+    owners = {}
+    for worker, hashes in by_worker.items():
+        for h in set(hashes):
+            owners.setdefault(h, set()).add(worker)
+    return {"per_worker": {w: len(h) for w, h in by_worker.items()},
+            "across_workers": sum(1 for found in owners.values() if len(found) > 1)}

@@ -19,6 +19,7 @@ from collections import deque
 WALK_BUDGET_S = 3.0       # the object walk stops counting after this and says so
 SAMPLE_ABOVE = 2_000      # containers longer than this are counted from an even sample
 SAMPLE_SIZE = 500
+ONLY_BUFFERS_BELOW = 1_000  # Python objects beside the buffers: a dataset object and its attributes
 
 
 _ATOMS = (int, float, complex, bool, str, bytes, type(None))
@@ -37,6 +38,13 @@ class Holdings:
     sampled: bool = False         # long containers counted from an even sample
     stopped: bool = False         # the walk ran out of time: figures are lower bounds
     found: list = dataclasses.field(default_factory=list)  # (kind, path, object)
+    buffers: int = 0              # tensors and numpy arrays of numbers: read without a write
+
+    @property
+    def only_buffers(self) -> bool:
+        """Its data is tensors or numpy arrays, beside a handful of Python objects (the dataset,
+        its attributes): nothing whose reference count a worker's read writes (scenario 03)."""
+        return self.buffers > 0 and self.objects < ONLY_BUFFERS_BELOW
 
 
 # Connection objects of these libraries hold a socket or a file handle; some are C types that
@@ -83,6 +91,9 @@ def kind_of(obj) -> str | None:
         return "rng"
     if module.split(".")[0] == "tokenizers" and type(obj).__name__ == "Tokenizer":
         return "tokenizer"
+    if module in ("torch", "torch.nn.parameter") and type(obj).__name__ in ("Tensor", "Parameter") \
+            and obj.device.type != "cpu":
+        return "device-tensor"  # a worker cannot use it: CUDA is not usable after fork (scenario 25)
     if isinstance(obj, threading.Thread):
         return "thread"
     if module in ("multiprocessing.pool", "concurrent.futures.process", "concurrent.futures.thread") and \
@@ -159,6 +170,7 @@ class _Walk:
             if kind in ("file", "socket", "connection", "hdf5", "lock", "thread", "pool"):
                 return
         if isinstance(obj, torch.Tensor) or isinstance(obj, np.ndarray) and obj.dtype != object:
+            self.held.buffers += 1
             return  # a buffer, read without writing to it
         if not isinstance(obj, (types.FunctionType, types.MethodType)):
             self.count(obj, weight, top)
@@ -236,6 +248,15 @@ def code_sources(loader, depth: int = 3, own_only: bool = False) -> tuple[list[s
         if level < depth:
             todo += [(f, level + 1) for f in _called_functions(owner)]
     return sources, unreadable
+
+
+def library_class(obj) -> bool:
+    """Its class is an installed library's (datasets' IterableDataset, torch's TensorDataset): the
+    state it writes as it iterates is the library's own bookkeeping, not the user's code."""
+    try:
+        return _installed(inspect.getsourcefile(type(obj)))
+    except TypeError:  # a class of C code
+        return True
 
 
 def _installed(filename: str | None) -> bool:

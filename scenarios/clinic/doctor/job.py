@@ -61,6 +61,8 @@ class Job:
     cgroup: dict                         # usage, limit, oom_kills where readable
     cores: int
     stacks_readable: bool
+    fd_samples: list = dataclasses.field(default_factory=list)  # (seconds, open, torch's shm) at each sample
+    why: str = ""                        # why this process was examined (trainers_below)
 
     @property
     def alive_workers(self) -> list:

@@ -19,7 +19,7 @@ import time
 
 import psutil
 
-from scenarios.clinic.doctor.findings import readable
+from scenarios.clinic.doctor.findings import Finding, Findings, readable
 from scenarios.clinic.doctor.job import FORK_SERVER
 from scenarios.clinic.doctor.running import command_of, maps_of
 from scenarios.clinic.doctor.stacks import frames
@@ -109,10 +109,24 @@ def find_orphans(stacks: bool = True) -> list[Orphan]:
     return found
 
 
+def as_findings(orphans: list[Orphan]) -> Findings:
+    """What the orphans mean, in the doctor's one shape: a risk of scenario 20 where any is left."""
+    from scenarios.clinic.doctor.checks import s20_orphaned_workers_after_sigkill as s20
+
+    if not orphans:
+        return Findings(header="orphans")
+    held = sum(o.uss_mb or 0 for o in orphans)
+    pids = ", ".join(str(o.pid) for o in orphans[:8]) + (", …" if len(orphans) > 8 else "")
+    check = "workers-outlive-the-job"
+    return Findings([Finding(s20.SCENARIO, "risk", check,
+                             f"{len(orphans)} DataLoader process(es) whose training process is gone ({pids}) hold "
+                             f"{held:,.0f} MB of private memory", s20.FIXES[check])], header="orphans")
+
+
 def main(kill: bool = False, as_json: bool = False) -> int:
     orphans = find_orphans()
-    if as_json:
-        print(json.dumps({"orphans": [o.as_dict() for o in orphans]}, indent=1))
+    if as_json:  # the doctor's one shape, with the process list beside the findings
+        print(json.dumps(as_findings(orphans).as_json(orphans=[o.as_dict() for o in orphans]), indent=1))
     elif not orphans:
         print("no orphaned DataLoader worker or fork server found")
     else:

@@ -124,6 +124,7 @@ def run_probe(order: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0)
     result.exit_status = run.exit_status()
     result.leaked_shm = remove_leaked_shm(shm_before, run.seen, run.semaphores)
     if result.outcome == "completed":
-        result.outcome = "bad-input" if result.first(events.BAD_INPUT) else "error" if result.first(events.ERROR) \
+        theirs = any(not e.get("own") for e in result.all(events.ERROR))  # the doctor's own are no error of theirs
+        result.outcome = "bad-input" if result.first(events.BAD_INPUT) else "error" if theirs \
             else "completed" if result.first(events.DONE) else "crashed"
     return result

@@ -7,15 +7,15 @@ measured before a hang, a crash or the doctor's time limit survives.  The doctor
 runs it through supervise.py, which kills and reaps the whole tree afterwards.
 
 Stages, each bounded in time (the doctor also watches the clock from outside):
-  iterate    the loader as configured: time to the first batch, its bytes and
-             tensors, each worker's private memory (USS), open descriptors and
-             /dev/shm bytes after every batch, and batch fingerprints for an
-             IterableDataset (duplicates across workers)
-  compare    the same batches the other way round (num_workers=0, or 2 workers
-             for a loader that has none): wall and CPU time per batch, and
-             whether reading samples changed the dataset's own attributes
-  draws      one index fetched by two workers over two epochs and twice in one
-             process: do random draws repeat across workers or epochs?
+  iterate    the loader as configured: time to the first batch, its bytes and tensors, each worker's
+             private memory (USS), open descriptors and /dev/shm bytes after every full round of the
+             workers, and for an IterableDataset each worker's samples (duplicates across workers);
+             beside it, in a child forked first, the CUDA a worker would ask for (cuda_requests)
+  compare    the same batches the other way round (num_workers=0, or 2 workers for a loader that
+             has none): wall and CPU time per batch, and whether reading samples changed the
+             dataset's own attributes
+  draws      one index fetched by two workers over two epochs and twice in one process: do random
+             draws repeat across workers or epochs?
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ import faulthandler
 import json
 import os
 import pickle
+import resource
 import sys
 import time
 import traceback
@@ -32,8 +33,9 @@ import psutil
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
-from scenarios.clinic.doctor import events
-from scenarios.clinic.doctor.fingerprints import attribute_fingerprints, batch_shape, fingerprint, sample_fingerprints
+from scenarios.clinic.doctor import cuda_requests, events
+from scenarios.clinic.doctor.fingerprints import attribute_fingerprints, batch_shape, fingerprint, per_worker, \
+    sample_fingerprints
 from scenarios.host import usable_cores
 from scenarios.instruments import loader_memory_bytes, open_fd_count, process_memory_mb
 
@@ -61,11 +63,12 @@ def build(order: dict) -> DataLoader:
 
 
 def copy_of(loader: DataLoader, num_workers: int, **changes) -> DataLoader:
-    """The same dataset, sampling and collation, with another number of workers."""
-    options = dict(num_workers=num_workers, collate_fn=loader.collate_fn, timeout=loader.timeout,
+    """The same dataset, sampling and collation, with another number of workers; only what that configuration
+    accepts is copied (num_workers=0 refuses a timeout, a prefetch_factor, persistent workers)."""
+    options = dict(num_workers=num_workers, collate_fn=loader.collate_fn,
                    worker_init_fn=loader.worker_init_fn, generator=loader.generator)
     if num_workers:
-        options.update(multiprocessing_context=loader.multiprocessing_context,
+        options.update(multiprocessing_context=loader.multiprocessing_context, timeout=loader.timeout,
                        prefetch_factor=loader.prefetch_factor or 2,
                        persistent_workers=loader.persistent_workers)
     if isinstance(loader.dataset, IterableDataset):
@@ -79,7 +82,7 @@ def copy_of(loader: DataLoader, num_workers: int, **changes) -> DataLoader:
 
 
 def _shut_down(iterator) -> None:
-    # Persistent workers outlive the iterator object; the probe does not need them any more.
+    # Persistent workers outlive the iterator object; the probe needs them no more.
     shutdown = getattr(iterator, "_shutdown_workers", None)
     if shutdown:
         shutdown()
@@ -89,9 +92,8 @@ def _shut_down(iterator) -> None:
 
 
 def _read_memory(workers: list, n: int) -> float:
-    """One MEMORY event; returns the seconds it took.  Reading /proc costs milliseconds per
-    process: the caller keeps that time apart, so that the batch rate is the loader's, not the
-    probe's."""
+    """One MEMORY event; returns the seconds it took.  Reading /proc costs milliseconds per process:
+    the caller keeps that time apart, so that the batch rate is the loader's, not the probe's."""
     began = time.perf_counter()
     uss = {worker.pid: round(measured[0], 2) for worker in workers if (measured := process_memory_mb(worker))}
     shm = loader_memory_bytes()[1] if os.path.exists("/proc/self/smaps_rollup") else None
@@ -99,17 +101,26 @@ def _read_memory(workers: list, n: int) -> float:
     return time.perf_counter() - began
 
 
-def iterate(loader: DataLoader, budget_s: float) -> dict:
+def _delivered_by(iterator, tasks: dict, batch, by_worker: dict) -> list:
+    """A stream's batch: its samples' fingerprints, kept under the worker that made it (13's count),
+    from torch's own record of which worker each batch index went to (`tasks`, read before next())."""
+    samples = sample_fingerprints(batch)
+    worker = tasks.get(getattr(iterator, "_rcvd_idx", 0) - 1, ("?",))[0]
+    by_worker.setdefault(str(worker), []).extend(samples)
+    return samples
+
+
+def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
+    """`parent`: this process's memory before anything forked (what a forked worker could copy at most)."""
     iterable = isinstance(loader.dataset, IterableDataset)
-    parent = process_memory_mb(psutil.Process())  # what a forked worker could copy at most
-    started = time.perf_counter()
-    cpu_started = time.process_time()
+    started, cpu_started = time.perf_counter(), time.process_time()
     iterator = iter(loader)  # starts the workers
     workers = [psutil.Process(w.pid) for w in getattr(iterator, "_workers", []) if w.pid]
     emit(events.WORKERS_STARTED, pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
          parent_uss=round(parent[0], 1) if parent else None)
-    hashes, count, measuring_s, last_sample, ended = [], 0, 0.0, -1.0, False
+    hashes, count, measuring_s, last_sample, ended, by_worker = [], 0, 0.0, -1.0, False, {}
     for count in range(1, (MAX_STREAM_BATCHES if iterable else MAX_BATCHES) + 1):
+        tasks = dict(getattr(iterator, "_task_info", {})) if iterable else {}
         try:
             batch = next(iterator)
         except StopIteration:
@@ -119,10 +130,12 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
         if count == 1:
             emit(events.FIRST_BATCH, seconds=round(now, 3), **batch_shape(batch))
         if iterable:
-            hashes += sample_fingerprints(batch)
+            hashes += _delivered_by(iterator, tasks, batch, by_worker)
         emit(events.BATCH, n=count, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
         del batch
-        if workers and (count == len(workers) or time.perf_counter() - last_sample > 0.3):
+        # Every full round of the first MAX_BATCHES (03 compares the first half's growth with the
+        # second's), then every 0.3 s: a reading costs milliseconds a worker, a long stream many rounds.
+        if workers and (count % len(workers) == 0 and count <= MAX_BATCHES or time.perf_counter() - last_sample > 0.3):
             measuring_s += _read_memory(workers, count)
             last_sample = time.perf_counter()
         if now - measuring_s > budget_s and count >= 3:
@@ -130,28 +143,22 @@ def iterate(loader: DataLoader, budget_s: float) -> dict:
     if count and workers:
         measuring_s += _read_memory(workers, count)
     seconds = time.perf_counter() - started
-    result = {"batches": count, "seconds": round(seconds, 3),
-              "measuring_s": round(measuring_s, 3),
+    result = {"batches": count, "seconds": round(seconds, 3), "measuring_s": round(measuring_s, 3),
               "cpu_seconds": round(time.process_time() - cpu_started, 3),
-              "samples": len(hashes), "sample_hashes": hashes, "ended": ended}
+              "samples": len(hashes), "sample_hashes": hashes, "ended": ended, **per_worker(by_worker)}
     _shut_down(iterator)
     del iterator
     return result
 
 
 def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool = False) -> dict:
-    """The same first batches the other way: in this process, or (for a loader without
-    workers) through 2 workers.  Also: did reading samples write to the dataset?
-    `first_batch`: the workers delivered none, so measure the first batch here."""
-    if loader.num_workers:
-        other, workers = copy_of(loader, 0), 0
-    else:
-        usable = usable_cores()[0]
-        other, workers = copy_of(loader, max(2, min(4, usable or 2))), max(2, min(4, usable or 2))
+    """The same first batches the other way: in this process, or (for a loader without workers)
+    through 2 workers; did reading samples write to the dataset?  `first_batch`: none came yet."""
+    workers = 0 if loader.num_workers else max(2, min(4, usable_cores()[0] or 2))
     before = attribute_fingerprints(loader.dataset) if not workers else {}
     started, cpu_started = time.perf_counter(), time.process_time()
-    iterator, count, hashes, ended = iter(other), 0, [], False
-    first_at = None
+    iterator = doctor_made(lambda: iter(copy_of(loader, workers)))
+    count, hashes, ended, first_at = 0, [], False, None
     for count in range(1, max(batches, 1) + 1):
         try:
             batch = next(iterator)
@@ -182,9 +189,8 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
 
 
 def draws(loader: DataLoader, budget_s: float) -> dict | None:
-    """Fetch one index DRAW_PAIRS times through each of two workers, and twice as often in this
-    process: do two workers draw the same "random" numbers?  Stops at its budget (the
-    check then has too few pairs and says nothing)."""
+    """Fetch one index DRAW_PAIRS times through each of two workers, and twice as often in this process:
+    do two workers draw the same "random" numbers?  Stops at its budget (then too few pairs: no finding)."""
     if isinstance(loader.dataset, IterableDataset) or not loader.num_workers:
         return None
     started = time.perf_counter()
@@ -193,13 +199,14 @@ def draws(loader: DataLoader, budget_s: float) -> dict | None:
     batched = loader.batch_sampler is not None
     fetches = [[first]] * (2 * events.DRAW_PAIRS) if batched else [first] * (2 * events.DRAW_PAIRS)
     # Two workers take the fetches in turn (0, 1, 0, 1, …), and batches come back in that order.
-    two = copy_of(loader, 2, **({"batch_sampler": fetches} if batched else {"sampler": fetches}))
+    two = doctor_made(lambda: iter(copy_of(loader, 2, **({"batch_sampler": fetches} if batched
+                                                          else {"sampler": fetches}))))
     delivered = []
     for batch in two:
         delivered.append(fingerprint(batch))
         if time.perf_counter() - started > budget_s / 2:
             break
-    _shut_down(getattr(two, "_iterator", None))
+    _shut_down(two)
     emit(events.TICK, stage=events.DRAWS)
     in_process = []
     while len(in_process) < 2 * events.DRAW_PAIRS and time.perf_counter() - started < budget_s:
@@ -208,9 +215,10 @@ def draws(loader: DataLoader, budget_s: float) -> dict | None:
     return {"index": repr(first)[:60], "by_worker": [delivered[0::2], delivered[1::2]], "in_process": in_process}
 
 
-def _run_stage(stage: str, loader: DataLoader, measured: dict, failed: bool, left: float) -> dict | None:
+def _run_stage(stage: str, loader: DataLoader, measured: dict, failed: bool, left: float,
+               parent: tuple | None) -> dict | None:
     if stage == events.ITERATE:
-        return iterate(loader, budget_s=min(4.0, left / 3))
+        return iterate(loader, budget_s=min(4.0, left / 3), parent=parent)
     if stage == events.COMPARE:
         # After an error in the workers, the same samples read in this process give the error
         # as num_workers=0 shows it (often plainer), or show it does not happen.
@@ -220,33 +228,49 @@ def _run_stage(stage: str, loader: DataLoader, measured: dict, failed: bool, lef
     return draws(loader, budget_s=min(4.0, left))
 
 
+def doctor_made(make):
+    """Start one of the doctor's own loaders (`make()` returns its iterator).  An error there whose every frame
+    is the probe's or torch's DataLoader machinery is of the doctor's making: marked so, never the user's data."""
+    try:
+        return make()
+    except Exception as err:
+        mine = (str(Path(__file__).parent), f"torch{os.sep}utils{os.sep}data")
+        frames = traceback.extract_tb(err.__traceback__)
+        err.clinic_own = bool(frames) and all(any(part in f.filename for part in mine) for f in frames)
+        raise
+
+
 def _emit_error(stage: str, err: BaseException) -> None:
     for _ in range(3):
         try:
             emit(events.ERROR, stage=stage, type=type(err).__name__, message=str(err),
-                 traceback="".join(traceback.format_exception(err))[-6000:])
+                 own=getattr(err, "clinic_own", False), traceback="".join(traceback.format_exception(err))[-6000:])
             return
         except Exception as raised_meanwhile:
-            # PyTorch's SIGCHLD handler raises wherever this process is when a worker dies,
-            # here too (after a ConnectionResetError from the dying worker, say).
+            # PyTorch's SIGCHLD handler raises wherever this process is when a worker dies, here too.
             err = raised_meanwhile
 
 
-def main(launcher: str) -> None:
+def _take_order(launcher: str) -> dict:
     order = json.loads(Path(launcher).with_name("order.json").read_text())
-    # The doctor's current folder and sys.path: relative data paths and the dataset's
-    # modules resolve as they do there (spawned workers inherit both from here).
+    # The doctor's current folder and sys.path: relative data paths and the dataset's modules
+    # resolve as they do there (spawned workers inherit both from here).
     os.chdir(order.get("cwd") or os.getcwd())
     sys.path[:0] = [entry for entry in order.get("sys_path", []) if entry not in sys.path]
-    started = time.perf_counter()
-    emit(events.STARTED, pid=os.getpid(), fd_soft_limit=_fd_soft_limit(),
+    return order
+
+
+def main(launcher: str) -> None:
+    order, started = _take_order(launcher), time.perf_counter()
+    emit(events.STARTED, pid=os.getpid(), fd_soft_limit=resource.getrlimit(resource.RLIMIT_NOFILE)[0],  # Linux only
          sharing_strategy=torch.multiprocessing.get_sharing_strategy())
     loader = build(order)
     emit(events.LOADED, seconds=round(time.perf_counter() - started, 3))
     budget_s = order["budget_s"]
-    # If a sample crashes this process (native code, in the compare stage), Python's own
-    # fault handler prints the line that called into it.
+    # A sample that crashes this process (native code, compare stage): the fault handler prints its line.
     faulthandler.enable()
+    parent = process_memory_mb(psutil.Process())  # before any fork shares its pages: what a worker may copy
+    recording = cuda_requests.start(loader)
     measured, failed = {"batches": 0}, False
     for stage in (events.ITERATE, events.COMPARE, events.DRAWS):
         left = budget_s - (time.perf_counter() - started)
@@ -257,28 +281,21 @@ def main(launcher: str) -> None:
             break
         emit(events.STAGE, stage=stage)
         try:
-            result = _run_stage(stage, loader, measured, failed, left)
+            result = _run_stage(stage, loader, measured, failed, left, parent)
             measured = result if stage == events.ITERATE else measured
         except Exception as err:  # the user's error, whatever it is: the doctor maps it
             _emit_error(stage, err)
             if failed or stage != events.ITERATE:
                 break
             failed = True
-            continue
-        emit(stage, **(result or {}))
+        else:
+            emit(stage, **(result or {}))
+        if stage == events.ITERATE:  # the CUDA asked for, recorded on the CPU beside this stage
+            emit(events.CUDA_REQUESTS, **cuda_requests.finish(recording))
     emit(events.DONE, seconds=round(time.perf_counter() - started, 3))
     sys.stdout.flush()
-    # Skip the interpreter's teardown: a stuck non-daemon thread of the user's code must not
-    # hold the probe open once everything is measured.
+    # No interpreter teardown: a stuck non-daemon thread of the user's code must not hold the probe open.
     os._exit(0)
-
-
-def _fd_soft_limit() -> int | None:
-    try:
-        import resource
-        return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    except (ImportError, OSError):
-        return None
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ checks' `running(job)` hooks.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -42,6 +43,53 @@ def trainer_of(pid: int) -> int:
             return proc.pid
         proc = parent
     return proc.pid
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _runs_workers(proc: psutil.Process) -> bool:
+    """A process whose children are DataLoader workers (torch's worker loop names them
+    pt_data_worker; spawned ones say so on their command line) or a fork server."""
+    try:
+        children = proc.children()
+    except psutil.Error:
+        return False
+    return any(_comm(c.pid) == "pt_data_worker" or SPAWNED in command_of(c) or helper_kind(c.pid) == FORK_SERVER
+               for c in children)
+
+
+def trainers_below(pid: int, most: int = 4) -> list[tuple[int, str]]:
+    """(pid, why) of each process that runs DataLoaders, from any PID of the job's tree: a worker or a
+    fork server leads up to its trainer; a launcher (bash run.sh, torchrun, accelerate launch, srun)
+    down to the processes below it that have workers; else the process itself."""
+    top = trainer_of(pid)
+    proc = psutil.Process(top)
+    if _runs_workers(proc):
+        return [(top, "given" if top == pid else f"the training process above {pid}")]
+    try:
+        below = [p for p in proc.children(recursive=True) if _runs_workers(p)]
+    except psutil.Error:
+        below = []
+    if below:
+        launcher = (command_of(proc).split() or ["?"])[0].rsplit("/", 1)[-1]
+        return [(p.pid, f"runs DataLoader workers below {launcher} {top}") for p in below[:most]]
+    return [(top, "given; no DataLoader workers found in its tree" if top == pid else
+             f"the training process above {pid}")]
+
+
+def torch_descriptors(pid: int) -> tuple[int | None, int]:
+    """(open descriptors, of them torch's shared-memory ones: each a tensor storage a kept or
+    in-flight batch holds, /dev/shm/torch_… unlinked)."""
+    try:
+        names = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+    except OSError:
+        return None, 0
+    return len(names), sum(1 for n in names if "/torch_" in n)
 
 
 def maps_of(pid: int) -> str:
@@ -97,12 +145,13 @@ def _sample(workers: list, procs: dict) -> None:
 STACKS_BUDGET_S = 7.0   # py-spy reads after the window: with the default 6 s window, an answer within 15 s
 
 
-def read_job(pid: int, seconds: float = 6.0, stacks: bool = True) -> Job:
-    """Sample the job for `seconds`: workers' CPU and private memory, the trainer's stack a few times;
-    then the workers' stacks, as many as STACKS_BUDGET_S allows (a loaded machine slows py-spy)."""
+def read_job(pid: int, seconds: float = 6.0, stacks: bool = True, trainer_pid: int | None = None) -> Job:
+    """Sample the job for `seconds`: workers' CPU and private memory, the trainer's stack and
+    descriptors a few times; then the workers' stacks, as many as STACKS_BUDGET_S allows (a loaded
+    machine slows py-spy).  `trainer_pid`: the process trainers_below chose."""
     from scenarios.clinic.run.supervise import stack_of
 
-    trainer = psutil.Process(trainer_of(pid))
+    trainer = psutil.Process(trainer_pid or trainer_of(pid))
     if trainer.status() == psutil.STATUS_ZOMBIE:  # ended, not yet reaped by its parent
         raise psutil.NoSuchProcess(pid)
     found, helpers = workers_of(trainer)
@@ -111,8 +160,10 @@ def read_job(pid: int, seconds: float = 6.0, stacks: bool = True) -> Job:
     trainer_stacks, started = [], time.monotonic()
     trainer_cpu = sum(trainer.cpu_times()[:2])
     rounds = 3
+    fd_samples = []
     for i in range(rounds):
         _sample(workers, procs)
+        fd_samples.append((time.monotonic() - started, *torch_descriptors(trainer.pid)))
         if stacks:
             trainer_stacks.append(stack_of(trainer.pid, nonblocking=True, timeout_s=2))
         if i < rounds - 1:
@@ -125,15 +176,12 @@ def read_job(pid: int, seconds: float = 6.0, stacks: bool = True) -> Job:
     job_pids = {trainer.pid, *procs}
     shm = sum(p.stat().st_size for p in torch_shm_files() if shm_file_creator(p.name) in job_pids)
     total = shutil.disk_usage("/dev/shm").total if Path("/dev/shm").is_dir() else None
-    try:
-        fds = trainer.num_fds()
-    except psutil.Error:
-        fds = None
+    fds = fd_samples[-1][1]
     return Job(trainer=trainer.pid, command=command_of(trainer), seconds=time.monotonic() - started,
                workers=[w for w in workers if w.state not in ("zombie", "dead")],
                gone=[w for w in workers if w.state in ("zombie", "dead")], helpers=helpers,
                trainer_stacks=trainer_stacks, trainer_cpu_s=sum(trainer.cpu_times()[:2]) - trainer_cpu,
-               fds=fds, fd_limit=fd_soft_limit(trainer.pid), shm_bytes=shm, shm_total=total,
+               fds=fds, fd_limit=fd_soft_limit(trainer.pid), fd_samples=fd_samples, shm_bytes=shm, shm_total=total,
                cgroup=memory_cgroup_of(trainer.pid), cores=usable_cores()[0],
                stacks_readable=any(s.startswith("Process ") and "Thread" in s for s in trainer_stacks))
 

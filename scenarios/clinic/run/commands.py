@@ -9,7 +9,7 @@ from scenarios.host import EXIT_BAD_INPUT, EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED
 
 def arguments(name: str, parser) -> None:
     if name == "run":
-        parser.add_argument("number", help="scenario number, e.g. 03, or 'all'")
+        parser.add_argument("number", nargs="+", help="scenario numbers, e.g. 03, or 25 26 27 28, or 'all'")
         parser.add_argument("--variant", nargs="+", default=["broken", "fixed"],
                             help="variants to run (default: broken fixed; 'all' adds every other one)")
         parser.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
@@ -41,7 +41,7 @@ def run(args) -> int:
         if args.command == "figures":
             numbers = list(discover()) if args.numbers == ["all"] else args.numbers
             return _run_many(numbers, "all", sys.stderr, figures=True, as_json=False)
-        numbers = list(discover()) if args.number == "all" else [args.number]
+        numbers = list(discover()) if args.number == ["all"] else args.number
         variants = "all" if args.variant == ["all"] else args.variant
         return _run_many(numbers, variants, None if args.json else sys.stderr, figures=False, as_json=args.json)
     except ScenarioError as err:
@@ -61,6 +61,8 @@ def _run_many(numbers, variants, show, figures: bool, as_json: bool) -> int:
         except CannotRunHere as err:
             print(f"error: {err}", file=sys.stderr)
             not_run[number] = err.why
+            if as_json:  # the GPU check (`run 25 26 27 28 --json`) keeps why each was not run
+                reports.append({"scenario": number, "cannot_run": err.why, "variants": {}})
             statuses.append(EXIT_CANNOT_RUN)
             continue
         reports.append(report)

@@ -1,7 +1,7 @@
 """What a scenario declares in its scenario.toml, and whether this machine can run it.
 
     title = "…"                # one line, shown by `list` and `make help`
-    needs = ["fork"]            # platform facilities: linux, fork, userns
+    needs = ["fork"]            # platform facilities: linux, fork, userns, memory_cgroup, cuda
     limit_s = 60                # hard wall-clock limit per variant
 
     [variants.broken]           # also fixed, and any broken_*, fixed_*, myth_*, measure_*
@@ -120,6 +120,11 @@ def missing_needs(scenario: Scenario) -> str | None:
         if need == "memory_cgroup":
             from scenarios.memory_cgroup import problem as memory_cgroup_problem
             problem = memory_cgroup_problem()
+            if problem:
+                return problem
+        if need == "cuda":
+            from scenarios.host import cuda_problem
+            problem = cuda_problem()
             if problem:
                 return problem
     return None

@@ -6,7 +6,7 @@ no others (its helpers are private, `_name`; test_layout fails a public name out
 misspelt hook is an error, not a check that never runs).  What a check needs is handed to it or
 read through the doctor's small shared readers (findings, evidence, holdings, setup, job, stacks,
 events), the lab kit and fixes/; it imports no other check and no part of the engine that runs it
-(examine, probe, running, commands, explain, orphans, machine, loading).
+(engine, probe, running, commands, explain, orphans, machine, loading).
 
 The engine (doctor/engine.py) runs the list; a check that raises becomes one `crashed` finding
 naming it, and the rest of the report survives.
@@ -39,6 +39,10 @@ from scenarios.clinic.doctor.checks import (
     s22_fewer_shards_than_workers,
     s23_tokenizers_before_fork,
     s24_resume_mid_epoch,
+    s25_cuda_in_forked_worker,
+    s26_cuda_context_per_worker,
+    s27_pinned_memory_path,
+    s28_gpu_waits_for_data,
 )
 
 # name: (kind, what it is).  A hook's parameters are named as here.
@@ -92,7 +96,11 @@ def _defined_names(check) -> list[str]:
 # The order is the error table's: the first pattern that matches a traceback wins, so the more
 # specific texts come first ("killed by signal: Killed" and "Bus error" before 06's "killed by
 # signal"), and 02's catch-all last.  Reports sort findings by level and scenario, not by this.
+# The GPU texts (27, 25, 26) lead: a worker's CUDA error is theirs, whatever else the traceback says.
 CHECKS = (
+    s27_pinned_memory_path,
+    s25_cuda_in_forked_worker,
+    s26_cuda_context_per_worker,
     s17_process_pool_in_worker,
     s16_variable_size_samples,
     s04_dev_shm_exhaustion,
@@ -116,6 +124,7 @@ CHECKS = (
     s22_fewer_shards_than_workers,
     s23_tokenizers_before_fork,
     s24_resume_mid_epoch,
+    s28_gpu_waits_for_data,
     s02_corrupt_files,
 )
 

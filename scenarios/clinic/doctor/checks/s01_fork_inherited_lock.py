@@ -40,11 +40,13 @@ def static(examined):
     findings = []
     if examined.forked:
         findings += _locks_at_fork(examined.found("lock"))
+    # True of every loader with workers (PyTorch's default): a general note, shown with --all.  The
+    # reasons of this loader's own (a lock, a thread at fork) are the findings above.
     if examined.workers and not examined.setup.timeout:
         stops = "a lock inherited at fork, a full /dev/shm" if examined.forked else \
             "a deadlock in __getitem__, a full /dev/shm"
         findings.append(_found("note", "timeout", f"timeout=0 (the default): a worker that stops ({stops}) "
-                               "leaves the loop waiting forever without a message"))
+                               "leaves the loop waiting forever without a message", general=True))
     return findings
 
 

@@ -7,5 +7,7 @@ FIXES = {
     "worker-error": "fixes/bad_samples.py (SkipBadSamples + collate_good_samples turn a bad sample into a reported "
                     "event), or repair the data first (scan_images)",
 }
-ERRORS = [(r"", "worker-error")]
+# Pillow's own words for an unreadable image (PIL/Image.py, PIL/ImageFile.py), then the catch-all.
+ERRORS = [(r"cannot identify image file|image file is truncated|broken data stream"
+           r"|Image size \(\d+ pixels\) exceeds limit", "worker-error"), (r"", "worker-error")]
 _found = finder(SCENARIO, FIXES)

@@ -28,34 +28,49 @@ def static(examined):
                    f"its own copy as it starts: about {mb(size)} per worker, {mb(size * workers)} for {workers}")]
 
 
-def _worker_growth(samples: list[dict], workers: int) -> tuple[float, int] | None:
-    """MB per delivered batch of the worker that grew most, from the first full round on
-    (a worker's first batch also pays for its start: imports, buffers)."""
-    base = next((s for s in samples if s["n"] >= workers and s["uss"]), None)
+def _worker_growth(samples: list[dict], workers: int) -> tuple[float, float, int] | None:
+    """(MB per delivered batch over the first half, over the second half, batches) of the worker
+    that grew most in the second half, from the first full round on (a worker's first batch also
+    pays for its start: imports, buffers).  Warm-up (an allocator's arenas, lazy imports) stops;
+    copy-on-read goes on while the epoch goes on: the second half tells them apart."""
+    samples = [s for s in samples if s["uss"]]  # a reading after the workers ended holds none
+    base = next((s for s in samples if s["n"] >= workers), None)
     last = samples[-1] if samples else None
-    if base is None or last is None or last["n"] - base["n"] < workers:
+    if base is None or last is None or last["n"] - base["n"] < 2 * workers:
         return None
-    delivered = (last["n"] - base["n"]) / workers
-    grown = [last["uss"][pid] - base["uss"][pid] for pid in base["uss"] if pid in last["uss"]]
-    return (max(grown) / delivered, last["n"] - base["n"]) if grown else None
+    middle = min((s for s in samples if s["n"] >= base["n"] + workers),
+                 key=lambda s: abs(s["n"] - (base["n"] + last["n"]) / 2))
+    if last["n"] - middle["n"] < workers:
+        return None
+
+    def rate(a, b, pid):
+        return (b["uss"][pid] - a["uss"][pid]) / ((b["n"] - a["n"]) / workers)
+    pids = [pid for pid in base["uss"] if pid in middle["uss"] and pid in last["uss"]]
+    if not pids:
+        return None
+    worst = max(pids, key=lambda pid: rate(middle, last, pid))
+    return rate(base, middle, worst), rate(middle, last, worst), last["n"] - base["n"]
 
 
 def measured(examined, probe):
     setup, workers = examined.setup, examined.workers
+    if examined.holdings is not None and examined.holdings.only_buffers:
+        return []  # tensors and arrays only: a read writes no reference count; growth is another cause
     growth = _worker_growth(probe.all(events.MEMORY), workers) if workers else None
     if not growth:
         return []
-    per_batch_mb, delivered = growth
+    early_mb, per_batch_mb, delivered = growth
     projected = per_batch_mb * (setup.batches or delivered) / workers
     # a worker copies at most what the parent holds
     ceiling = (probe.first(events.WORKERS_STARTED) or {}).get("parent_uss")
     capped = ceiling is not None and projected > ceiling
     projected = min(projected, ceiling) if capped else projected
     if projected < _COPY_RISK_MB or per_batch_mb < 0.05:
-        return []
+        return []  # what grew early (warm-up) and then stopped is no finding
     return [_found("risk" if setup.start_method == "fork" else "note", "copy-on-read",
-                   f"measured: each worker's private memory (USS) grew {per_batch_mb:.2f} MB per batch over "
-                   f"{delivered} batches; at that rate a worker holds {projected:,.0f} MB more by the end of an "
+                   f"measured: each worker's private memory (USS) grew {early_mb:.2f} MB per batch over the first "
+                   f"half of {delivered} batches and {per_batch_mb:.2f} MB per batch over the second: growth that "
+                   f"goes on, not a warm-up; at that rate a worker holds {projected:,.0f} MB more by the end of an "
                    f"epoch of {setup.batches or '?'} batches"
                    + (" (all of the parent's private memory: the most it can copy)" if capped else "")
                    + f", {projected * workers:,.0f} MB for {workers}")]

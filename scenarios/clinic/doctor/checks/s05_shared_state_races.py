@@ -1,6 +1,7 @@
 """05 · state written in __getitem__ stays in each worker's copy; locks made in the wrong context."""
 from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor.holdings import library_class
 
 SCENARIO = "05"
 FIXES = {
@@ -17,6 +18,8 @@ def measured(examined, probe):
     compare = probe.first(events.COMPARE)
     if not (compare and compare.get("changed_attributes") and examined.workers):
         return []
+    if library_class(examined.loader.dataset):
+        return []  # a library's own iteration bookkeeping (datasets' _state_dict): nothing the user wrote
     changed = ", ".join(compare["changed_attributes"][:4])
     return [_found("note", "state-written-in-getitem",
                    f"measured: reading {compare['batches']} batches in one process changed {changed}. With workers "

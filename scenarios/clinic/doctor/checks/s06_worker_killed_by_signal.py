@@ -12,7 +12,11 @@ FIXES = {
                     "before native code trusts a header); with num_workers=0 the crash happens in your process, "
                     "where faulthandler can show it",
 }
-ERRORS = [(r"killed by signal|exited unexpectedly", "worker-crash")]
+# A worker's death, not the pin-memory thread's (scenario 27 owns "Pin memory thread exited unexpectedly").
+ERRORS = [(r"killed by signal|DataLoader worker \(pid.{0,2000}?exited unexpectedly", "worker-crash")]
+# torch/csrc/DataLoader.cpp: the worker's own SIGSEGV and SIGFPE handlers, printed without a traceback.
+LOG_TEXTS = [(r"ERROR: Unexpected (?:segmentation fault|floating-point exception) encountered in worker",
+              "worker-crash")]
 _found = finder(SCENARIO, FIXES)
 
 

@@ -44,17 +44,36 @@ def _budget(setup, first, samples, start):
     keepable = max(soft - in_use, 0) // per_batch
     requested = setup.num_workers * (setup.prefetch_factor or 2) + 2
     level = "risk" if keepable < requested else "note"
+    # A note only where the limit is within reach of this job: fewer kept batches than one epoch
+    # holds.  A budget of ~10,000 batches against an epoch of 500 is true of every small batch.
+    within_reach = level == "risk" or (setup.batches is not None and keepable < setup.batches)
     return [_found(level, "descriptor-budget",
                    f"each batch holds {per_batch} descriptor(s) while it lives (sharing strategy file_descriptor: "
                    f"one per tensor storage); ulimit -n is {soft} and the probe's process used {in_use}: a loop that "
                    "keeps its batches (labels or outputs gathered for a metric) fails with \"Too many open files\" "
                    f"after about {keepable:,} kept batches"
-                   + (f", fewer than the {requested} in flight" if level == "risk" else ""))]
+                   + (f", fewer than the {requested} in flight" if level == "risk" else ""), general=not within_reach)]
 
 
 def running(job):
-    if not job.fds or not job.fd_limit or job.fds < 0.8 * job.fd_limit:
+    """Descriptors by what holds them: torch's shared-memory ones (one per tensor storage of a
+    kept or in-flight batch), against the limit; not a fixed share of it.  A risk when they hold
+    more than the limit leaves: what brought the job here, once more, breaks it.  Their trend over
+    the window is told, never a reason (a healthy job's count rises while its workers ramp up).
+    Why a healthy job cannot trip it: a loop that keeps no batch holds at most the batches in
+    flight (workers × prefetch_factor + 1) times their storages, so it trips only where those alone
+    hold half its limit, which is this scenario's own fault (the probe's "fewer than … in flight")."""
+    samples = [s for s in job.fd_samples if s[1] is not None]
+    if not samples or not job.fd_limit:
         return []
+    (t0, _, torch0), (t1, total, held) = samples[0], samples[-1]
+    left = job.fd_limit - total
+    if held <= left:
+        return []
+    rate = (held - torch0) / (t1 - t0) if t1 > t0 else 0.0
+    trend = f"rising {rate:,.1f}/s over {t1 - t0:.1f} s" if rate > 0 else f"not rising over {t1 - t0:.1f} s"
     return [_found("risk", "descriptor-budget",
-                   f"the training process holds {job.fds:,} open descriptors against its limit of {job.fd_limit:,} "
-                   f"({job.fds / job.fd_limit:.0%}): kept batches each hold one per tensor storage")]
+                   f"the training process holds {total:,} open descriptors against its limit of {job.fd_limit:,}; "
+                   f"{held:,} of them are torch's shared-memory descriptors ({trend}), each a tensor storage a kept "
+                   f"or in-flight batch holds: more than the {left:,} the limit leaves, so as many again kept "
+                   "brings \"Too many open files\"")]

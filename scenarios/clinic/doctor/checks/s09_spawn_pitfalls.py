@@ -13,7 +13,10 @@ FIXES = {
                          "(fixes/spawn_safe.py names what is not)",
     "spawn-start-up": "persistent_workers=True pays the start-up once per run instead of once per epoch",
 }
-ERRORS = [(r"Can't pickle|Can't get attribute|cannot pickle|PicklingError|bootstrapping phase", "pickle-for-workers")]
+ERRORS = [(r"Can't pickle|Can't get attribute|cannot pickle|cannot be pickled|PicklingError|bootstrapping phase",
+           "pickle-for-workers")]
+# torch/utils/data/dataloader.py warns so when a worker cannot start under spawn or forkserver.
+LOG_TEXTS = [(r"Got pickle error when attempting to start a worker Process", "pickle-for-workers")]
 _found = finder(SCENARIO, FIXES)
 
 

@@ -12,8 +12,10 @@ FIXES = {
                             "growth, this scenario's batches in flight); fixes/packed_records.py, or "
                             "fixes/memory_in_flight.py's plan_in_flight with memory_budget_mb",
 }
-ERRORS = [(r"MemoryError|Unable to allocate [\d.]+ \w?i?B|Cannot allocate memory|out of memory",
-           "worker-out-of-memory")]
+# Host memory only: a worker's CUDA out of memory is scenario 26's (a CUDA context per worker).
+ERRORS = [(r"MemoryError|Unable to allocate [\d.]+ \w?i?B|Cannot allocate memory"
+           r"|(?<!CUDA )(?<!CUDA error: )out of memory|unable to mmap \d+ bytes", "worker-out-of-memory")]
+_WITHIN_REACH = 0.25   # of the memory left: a note from there on; a risk beyond all of it
 _found = finder(SCENARIO, FIXES)
 
 
@@ -23,11 +25,12 @@ def measured(examined, probe):
         return []
     headroom, headroom_from = memory_headroom()
     peak = figures["peak"]
+    # Below a quarter of the memory left, what is in flight is no reason to look: a general note (--all).
     return [_found("risk" if peak > headroom else "note", "memory-in-flight",
                    figures["arithmetic"]
                    + (f", plus {mb(figures['pinned'])} of pinned copies" if figures["pinned"] else "")
                    + f"; with each worker's own memory, up to {mb(peak)}, {peak / max(headroom, 1):.0%} of the "
-                   f"{mb(headroom)} {headroom_from}")]
+                   f"{mb(headroom)} {headroom_from}", general=peak < _WITHIN_REACH * headroom)]
 
 
 def running(job):

@@ -14,8 +14,12 @@ from scenarios.clinic.doctor.holdings import public_name
 
 SCENARIO = "12"
 _PAIRS = events.DRAW_PAIRS   # as many as the probe fetches
-_RESEED_FIX = ("re-seed it per worker in worker_init_fn from torch.utils.data.get_worker_info().seed, or draw from "
+_RESEED_FIX = ("fixes/worker_seeding.py (worker_init_fn=reseed_dataset_generators re-seeds the generators on the "
+              "dataset per worker and epoch); or re-seed it per worker in worker_init_fn from "
+              "torch.utils.data.get_worker_info().seed, or draw from "
               "torch's global generator, which PyTorch seeds per worker and epoch")
+# worker_init_fns that re-seed what the dataset holds: fixes/worker_seeding.py's, or one calling its parts
+_RESEEDERS = ("reseed_dataset_generators", "reseed_generators", "reseed_generator")
 FIXES = {"rng-on-dataset": _RESEED_FIX, "repeated-draws": _RESEED_FIX}
 _found = finder(SCENARIO, FIXES)
 
@@ -23,13 +27,36 @@ _found = finder(SCENARIO, FIXES)
 def static(examined):
     if not examined.workers:
         return []
-    reseeded = examined.loader.worker_init_fn is not None
+    init = examined.loader.worker_init_fn
+    reseeded = init is not None
+    in_place = _fix_in_place(init)
+    if in_place:
+        return [_found("note", "rng-on-dataset",
+                       f"{path} is a {public_name(obj)} stored on the dataset, and the fix is in place: {in_place}")
+                .fixed(in_place) for path, obj in examined.found("rng")]
     return [_found("note" if reseeded else "risk", "rng-on-dataset",
                    f"{path} is a {public_name(obj)} stored on the dataset: every worker starts from a copy of the same "
                    f"state, so the {examined.workers} workers draw the same \"random\" numbers (PyTorch re-seeds only "
                    "torch's, numpy's and random's global generators)"
                    + (" — unless worker_init_fn re-seeds it" if reseeded else ""))
             for path, obj in examined.found("rng")]
+
+
+def _fix_in_place(init) -> str:
+    """What shows that worker_init_fn re-seeds the dataset's generators, or ''."""
+    import inspect
+
+    if init is None:
+        return ""
+    name = getattr(init, "__qualname__", type(init).__qualname__)
+    if name in _RESEEDERS:
+        return f"worker_init_fn is {getattr(init, '__module__', '?')}.{name}"
+    try:
+        source = inspect.getsource(init)
+    except (OSError, TypeError):
+        return ""
+    called = next((r for r in _RESEEDERS if f"{r}(" in source), "")
+    return f"worker_init_fn {name} calls {called}()" if called else ""
 
 
 def _verdict(drawn: dict) -> str | None:
@@ -65,6 +92,7 @@ def merge(findings, probe):
     for finding in static_ones:
         if confirmed:
             finding.level, finding.evidence = "risk", f"{finding.evidence}; {confirmed[0].evidence}"
+            finding.in_place = ""  # measured copied all the same: the fix line stands
         elif drawn and _verdict(drawn) == "independent":
             finding.level = "note"
             finding.evidence += (f"; the probe measured independent draws in two workers ({_PAIRS} pairs): "

@@ -1,5 +1,7 @@
 """13 · an IterableDataset replayed in full by every worker unless it splits itself.
 
+Where the work is split is judged where it happens: the probe counts each worker's samples (torch's
+own record of which worker sent each batch) and the samples two workers both delivered.
 Static: the code a worker runs (the dataset's classes, worker_init_fn, and the helpers they
 call, such as webdataset's split_by_worker) never asks get_worker_info(): a certainty that no
 measurement downgrades.  Measured: samples counted, not batches (a shuffle in each worker makes
@@ -14,9 +16,13 @@ from scenarios.clinic.doctor.findings import finder
 from scenarios.clinic.doctor.holdings import code_sources
 
 SCENARIO = "13"
-_SPLIT_FIX = ("split the stream by worker in __iter__: info = torch.utils.data.get_worker_info(); take every "
+_SPLIT_FIX = ("fixes/shard_by_worker.py (ShardByWorker, or worker_share(items) in __iter__); or "
+             "split the stream by worker in __iter__: info = torch.utils.data.get_worker_info(); take every "
              "info.num_workers-th item starting at info.id (or shard the files by worker)")
 FIXES = {"iterable-worker-split": _SPLIT_FIX, "duplicate-samples": _SPLIT_FIX}
+# torch/utils/data/dataloader.py warns so when the workers fetch more samples than len() said: each one
+# iterated the whole dataset.
+LOG_TEXTS = [(r"Length of IterableDataset [^\n]{0,300}? was reported to be \d+", "duplicate-samples")]
 _found = finder(SCENARIO, FIXES)
 
 
@@ -37,6 +43,12 @@ def _repeats(hashes: list) -> int:
     return len(hashes) - len(set(hashes))
 
 
+def _split_seen(iterate: dict) -> str:
+    counts = iterate.get("per_worker") or {}
+    return (f" (per worker: {', '.join(f'{w}: {n}' for w, n in sorted(counts.items()))}; "
+            f"{iterate.get('across_workers', 0)} delivered by more than one worker)") if counts else ""
+
+
 def measured(examined, probe):
     iterate, compare = probe.first(events.ITERATE), probe.first(events.COMPARE)
     workers = examined.workers
@@ -48,25 +60,50 @@ def measured(examined, probe):
             return [_found("risk", "duplicate-samples",
                            f"measured: the {workers} workers delivered {mine:,} samples in one epoch, num_workers=0 "
                            f"delivered {alone:,}; {_repeats(iterate.get('sample_hashes', [])):,} of them were exact "
-                           "copies of another: each worker replays the whole stream")]
+                           "copies of another: each worker replays the whole stream" + _split_seen(iterate))]
         return []
     seen = iterate.get("sample_hashes", [])
     baseline = compare.get("sample_hashes", [])[:len(seen)]
-    repeated = _repeats(seen)
+    # The fault itself: one sample delivered by two workers (counted per worker where torch says
+    # which worker sent a batch; else any repeat), while num_workers=0 repeats nothing.
+    repeated = iterate.get("across_workers", _repeats(seen))
     if len(baseline) == len(seen) and repeated >= max(8, len(seen) // 4) and _repeats(baseline) == 0:
         return [_found("risk", "duplicate-samples",
                        f"measured: {repeated} of the first {len(seen)} samples the workers delivered were exact copies "
                        "of another "
-                       f"(none among {len(baseline)} read with num_workers=0): the workers replay the same stream")]
+                       f"(none among {len(baseline)} read with num_workers=0): the workers replay the same stream"
+                       + _split_seen(iterate))]
     return []
 
 
+def _split_measured(probe) -> str:
+    """'split' where the probe read a whole epoch both ways and the workers delivered it once; 'unsure'
+    where it read part of a stream and no worker repeated another; '' where it did not read it."""
+    iterate, compare = (probe.first(events.ITERATE), probe.first(events.COMPARE)) if probe is not None else (0, 0)
+    if not (iterate and compare and iterate.get("samples")):
+        return ""
+    if iterate.get("ended") and compare.get("ended") and iterate.get("samples") == compare.get("samples"):
+        return "split"
+    return "unsure" if not iterate.get("across_workers", _repeats(iterate.get("sample_hashes", []))) else ""
+
+
 def merge(findings, probe):
-    """A static certainty stays a risk; the count, where it confirms, joins it as evidence."""
+    """Where the work is split is seen where it happens, not in one class's source: a count that
+    confirms makes the static reading a risk; a whole epoch delivered once by the workers (split
+    through a helper, a base class or a library) drops it; part of a stream without a repeat
+    leaves it a note."""
     static_ones = [f for f in findings if f.check == "iterable-worker-split"]
     counted = [f for f in findings if f.check == "duplicate-samples"]
     if static_ones and counted:
         static_ones[0].level = "risk"
         static_ones[0].evidence += f"; {counted[0].evidence}"
         return static_ones
+    seen = _split_measured(probe) if static_ones else ""
+    if seen == "split":
+        return []
+    if seen == "unsure":
+        for finding in static_ones:
+            finding.level = "note"
+            finding.evidence += ("; the probe read part of the stream and no worker delivered a sample another did: "
+                                 "the split may be made where this reading cannot see")
     return findings

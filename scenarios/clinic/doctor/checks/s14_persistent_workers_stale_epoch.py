@@ -3,7 +3,8 @@ from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "14"
 FIXES = {
-    "persistent-epoch-state": "pass the epoch with each index (a Sampler yielding (index, epoch)), or share it (a "
+    "persistent-epoch-state": "fixes/epoch_in_indices.py (EpochInIndices with EpochSampler); or "
+                              "pass the epoch with each index (a Sampler yielding (index, epoch)), or share it (a "
                               "tensor after .share_memory_(), a multiprocessing.Value) and read it in __getitem__, "
                               "or persistent_workers=False",
 }

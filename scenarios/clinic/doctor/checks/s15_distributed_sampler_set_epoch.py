@@ -2,7 +2,8 @@
 from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "15"
-FIXES = {"distributed-set-epoch": "call loader.sampler.set_epoch(epoch) at the start of every epoch, before iterating"}
+FIXES = {"distributed-set-epoch": "fixes/epoch_loop.py (for epoch in epochs(loader, n): it calls set_epoch); or "
+                                  "call loader.sampler.set_epoch(epoch) at the start of every epoch, before iterating"}
 _found = finder(SCENARIO, FIXES)
 
 

@@ -3,7 +3,8 @@ from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "16"
 FIXES = {
-    "variable-size-batch": "give the DataLoader a collate_fn that pads (torch.nn.utils.rnn.pad_sequence) or returns "
+    "variable-size-batch": "fixes/pad_collate.py (collate_fn=PadCollate()); or "
+                           "give the DataLoader a collate_fn that pads (torch.nn.utils.rnn.pad_sequence) or returns "
                            "a list, or resize every sample to one shape in the transform",
     "tensors-at-worker-start": "keep the dataset's tensors in one flat tensor (or a numpy array) and slice it: under "
                                "spawn and forkserver each tensor travels to a new worker as one descriptor, and a "

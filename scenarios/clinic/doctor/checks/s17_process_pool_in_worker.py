@@ -7,9 +7,11 @@ from scenarios.clinic.doctor.holdings import code_sources
 
 SCENARIO = "17"
 FIXES = {
-    "pool-on-dataset": "create the pool inside the worker, as a thread pool (concurrent.futures.ThreadPoolExecutor): "
+    "pool-on-dataset": "fixes/inner_parallelism.py (parallel_map: safe in a worker); or "
+                       "create the pool inside the worker, as a thread pool (concurrent.futures.ThreadPoolExecutor): "
                        "a worker is a daemon process and may not start processes of its own",
-    "pool-in-worker": "use a thread pool inside the worker (concurrent.futures.ThreadPoolExecutor), or more "
+    "pool-in-worker": "fixes/inner_parallelism.py (parallel_map: safe in a worker); or "
+                      "use a thread pool inside the worker (concurrent.futures.ThreadPoolExecutor), or more "
                       "DataLoader workers instead of a pool in each; a worker is a daemon process",
 }
 ERRORS = [(r"daemonic processes are not allowed to have children", "pool-in-worker")]

@@ -10,7 +10,7 @@ FIXES = {
 }
 # HDF5's own words when two workers move one shared offset under each other.
 ERRORS = [(r"filter returned failure during read|wrong B-tree signature|bad symbol table|Can't read data"
-           r"|bad object header|incorrect metadata checksum", "hdf5-handle")]
+           r"|bad object header|incorrect metadata checksum|can't read data", "hdf5-handle")]
 _found = finder(SCENARIO, FIXES)
 
 

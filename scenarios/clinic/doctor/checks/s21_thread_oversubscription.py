@@ -53,7 +53,9 @@ def static(examined):
                    f"{workers} workers on {cores} usable cores, and each worker's "
                    + ", ".join(f"{name} pool starts {n} threads" for name, n in list(big.items())[:3])
                    + ": if __getitem__ uses them (an OpenCV resize, a numpy matrix product) they compete for the "
-                   "cores, spinning while they wait; no worker_init_fn limits them")]
+                   "cores, spinning while they wait; no worker_init_fn limits them",
+                   # Pools are sized for the machine in every process: unseen in use, a general note (--all).
+                   general=True)]
 
 
 def running(job):
