@@ -229,3 +229,18 @@ def test_several_failures_are_each_named_once_in_the_order_they_happened():
     log = "\n".join([tokenizers, "epoch 1 loss 0.3", _wrapped("RuntimeError: DataLoader timed out after 60 seconds"),
                      tokenizers, "", "", shm, shm, _wrapped(KILLED)])
     assert [f.scenario for f in explain_text(log)] == ["23", "01", "04", "06"]
+
+
+def test_a_worker_that_exited_with_a_code_is_the_consequence_of_the_error_before_it():
+    # Scenario 09's broken_main_guard as users paste it: the spawned worker's own error, then the parent's.
+    cause = ("Traceback (most recent call last):\n"
+             '  File "…/site-packages/torch/utils/data/dataloader.py", line 1176, in __init__\n    w.start()\n'
+             '  File "…/python3.11/multiprocessing/spawn.py", line 140, in _check_not_importing_main\n'
+             "RuntimeError: \n        An attempt has been made to start a new process before the\n"
+             "        current process has finished its bootstrapping phase.\n\n")
+    death = ("Traceback (most recent call last):\n"
+             '  File "…/site-packages/torch/utils/data/dataloader.py", line 1291, in _try_get_data\n'
+             "RuntimeError: DataLoader worker (pid 17767) exited unexpectedly with exit code 1. "
+             "Details are lost due to multiprocessing.\n")
+    assert [f.scenario for f in explain_text(cause + death)] == ["09"]
+    assert [f.scenario for f in explain_text(death)] == ["06"]  # alone, it is all the log says

@@ -110,7 +110,10 @@ def test_broken_as_an_attempt_does_not_pass(number):
 def test_fixed_run_as_an_attempt_passes_on_what_the_hook_saw(number):
     # A real run of fixed.py as an attempt: the hook in its interpreters sees the DataLoaders'
     # workers and batches, and the exercise's `observe` declaration accepts them.
-    grade = skip_if_unjudged(workshop.check(number, SCENARIOS[number].script("fixed"), record=False))
+    try:
+        grade = skip_if_unjudged(workshop.check(number, SCENARIOS[number].script("fixed"), record=False))
+    except workshop.CannotRunHere as err:  # a GPU scenario on a machine without one: the runner's sentence
+        pytest.skip(str(err))
     assert grade.state == workshop.PASSED, grade.problems
     seen, wanted = grade.result["observed"], workshop.exercise_of(SCENARIOS[number]).get("observe", {})
     assert seen["real_workers"] >= wanted.get("workers", 1) >= 1

@@ -132,9 +132,17 @@ def _hits(lines: list[str]) -> list[tuple[int, Finding]]:
     return sorted(hits, key=lambda hit: hit[0])
 
 
+# PyTorch's word for a worker that ended by exiting (no signal): the cause is that worker's own
+# error, printed before it (spawn's bootstrapping error, say); where the log holds one, this is its
+# consequence, not a second failure.  Alone, it stays 06's.
+_EXITED_WITH_CODE = re.compile(r"exited unexpectedly with exit code \d+")
+
+
 def explain_text(text: str) -> list[Finding]:
     findings, seen = [], set()
     for _, finding in _hits(unwrap(text)):
+        if findings and finding.scenario == "06" and _EXITED_WITH_CODE.search(finding.evidence):
+            continue
         if (finding.scenario, finding.check) not in seen:
             seen.add((finding.scenario, finding.check))
             findings.append(finding)
