@@ -166,8 +166,10 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
      r"plus the training thread's own between batches \([\d.]+ s\); the exercise needs at least 60%"),
     ("shortcut_12_hollow_workers.py", "12", "no random state moved in any DataLoader worker while it made its batches"),
     # (3) a smaller run by another door: main(max_steps=4), and fork where spawn is the lesson
+    # Five batches of broken's list can already grow a worker past the script's own budget (62.8 MB
+    # with the grader's hook reading each sample): then its check ends the run, and says why.
     ("shortcut_03_max_steps.py", "03", "the training process received 5 batches from its DataLoaders; "
-     "the workload is at least 782: run the whole workload"),
+     r"the workload is at least 782: run the whole workload|worker memory grew \d+ MB during the epoch"),
     ("shortcut_13_only_worker_0.py", "13",
      r"3 of the 4 DataLoader workers \(ids 1, 2, 3\) produced no batch: every worker must do its share"),
     ("shortcut_09_fork.py", "09",
