@@ -291,7 +291,8 @@ def main(launcher: str) -> None:
         else:
             emit(stage, **(result or {}))
         if stage == events.ITERATE:  # the CUDA asked for, recorded on the CPU beside this stage
-            emit(events.CUDA_REQUESTS, **cuda_requests.finish(recording))
+            recorded = cuda_requests.finish(recording, lambda: emit(events.TICK, stage=events.ITERATE))
+            emit(events.CUDA_REQUESTS, **recorded)
     emit(events.DONE, seconds=round(time.perf_counter() - started, 3))
     sys.stdout.flush()
     # No interpreter teardown: a stuck non-daemon thread of the user's code must not hold the probe open.
