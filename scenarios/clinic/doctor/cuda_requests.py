@@ -1,5 +1,6 @@
 """CUDA asked for where a DataLoader worker runs: while a sample is built, a batch collated and
-worker_init_fn runs.  The probe's child calls record() once; checks 25, 26 and 27 read its event.
+worker_init_fn runs.  The probe's child calls start() before its first stage and finish() after
+it; checks 25, 26 and 27 read its event.
 
 Each request is recorded with the file and line of the user's code that made it, and run on the
 CPU instead, so that CUDA is never initialised (a machine without a GPU answers the same as one
@@ -198,8 +199,3 @@ def finish(started: tuple[int, int, float] | dict, waiting=lambda: None) -> dict
         return json.loads(received)
     except ValueError:
         return {"requests": [], "skipped": f"no answer within {LIMIT_S:g} s"}
-
-
-def record(loader) -> dict:
-    """start and finish at once (tests, and a caller with no stage to overlap)."""
-    return finish(start(loader))

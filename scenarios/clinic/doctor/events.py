@@ -25,7 +25,7 @@ SKIPPED = "skipped"              # stage, why: the probe's time was spent
 ERROR = "error"                  # stage, type, message, traceback
 BAD_INPUT = "bad-input"          # message: the loader could not be built
 DONE = "done"                    # seconds: every stage ran
-CUDA_REQUESTS = "cuda-requests"  # requests (stage, call, where), batch_on_cuda: cuda_requests.record()
+CUDA_REQUESTS = "cuda-requests"  # requests (stage, call, where), batch_on_cuda: cuda_requests.finish()
 
 NAMES = frozenset({STARTED, LOADED, STAGE, WORKERS_STARTED, FIRST_BATCH, BATCH, MEMORY, TICK, ITERATE,
                    COMPARE, DRAWS, SKIPPED, ERROR, BAD_INPUT, DONE, CUDA_REQUESTS})
