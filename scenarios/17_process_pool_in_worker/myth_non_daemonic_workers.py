@@ -48,20 +48,25 @@ def descendants():
     return running(psutil.Process().children(recursive=True))
 
 
-def wait_until(condition, within_s, loader_errors=None):
-    """Seconds until condition() held (within_s if never).  The loader's SIGCHLD handler raises
-    its "DataLoader worker … is killed" error in this thread at each child's exit: keep those."""
+def wait_until(condition, within_s):
+    """Seconds until condition() held (within_s if never)."""
     started = time.monotonic()
-    while time.monotonic() - started < within_s:
-        try:
-            if condition():
-                break
-            time.sleep(0.001)
-        except RuntimeError as err:
-            if loader_errors is None:
-                raise
-            loader_errors.append(str(err).strip())
+    while time.monotonic() - started < within_s and not condition():
+        time.sleep(0.001)
     return time.monotonic() - started
+
+
+def keep_loader_errors(errors):
+    """The loader's SIGCHLD handler raises "DataLoader worker … is killed" in this thread at any
+    child's exit, on whatever line runs then (even inside os.kill): keep what it raises instead."""
+    loader_handler = signal.getsignal(signal.SIGCHLD)
+
+    def handler(signum, frame):
+        try:
+            loader_handler(signum, frame)
+        except RuntimeError as err:
+            errors.append(str(err).strip())
+    signal.signal(signal.SIGCHLD, handler)
 
 
 def reap(procs):
@@ -101,13 +106,14 @@ def main():
         raise SystemExit("no worker started its pool within 20 s")
     victim, pool = next((psutil.Process(pid), pool) for pid, pool in pools.items() if len(pool) == 4)
     errors = []
+    keep_loader_errors(errors)
     victim.send_signal(signal.SIGKILL)
     # The kernel re-parents a dead process's children once its last thread has exited.
-    wait_until(lambda: all(parent(p) != victim.pid for p in pool), within_s=5, loader_errors=errors)
+    wait_until(lambda: all(parent(p) != victim.pid for p in pool), within_s=5)
     orphans = [p for p in pool if parent(p) == os.getpid()]  # a zombie among them exited after the move
     print(f"(2) worker {victim.pid} killed by SIGKILL during a decode: {len(orphans)} of its "
           f"{len(pool)} pool processes orphaned (re-parented to this subreaper)")
-    gone_after_s = wait_until(lambda: not running(orphans), within_s=3, loader_errors=errors)
+    gone_after_s = wait_until(lambda: not running(orphans), within_s=3)
     lived_on = running(orphans)
     print(f"    they exit by themselves once their pipes to the dead worker break (EOF, or BrokenPipeError "
           f"when a tile is done): all gone after {gone_after_s:.3f} s; {len(lived_on)} still running after 3 s")
