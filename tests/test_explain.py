@@ -213,6 +213,46 @@ def test_each_form_of_a_pasted_log(log):
     assert [f.scenario for f in explain_text(log)] == ["06"], unwrap(log)
 
 
+PIN_THREAD = ("RuntimeError: Caught RuntimeError in pin memory thread for device 0.\nOriginal Traceback (most recent "
+              "call last):\n  File \"…/torch/utils/data/_utils/pin_memory.py\", line 37, in do_one_step\n"
+              "RuntimeError: CUDA error: an illegal memory access was encountered\n")
+
+
+@pytest.mark.parametrize("log", [
+    PIN_THREAD,
+    "".join(f"> {line}\n" for line in PIN_THREAD.splitlines()),           # a quoted reply
+    "RuntimeError                              Traceback (most recent call last)\n"   # IPython's form
+    "…/site-packages/torch/utils/data/_utils/pin_memory.py in pin_memory(data)\n"
+    "---> 42         return data.pin_memory()\n\n"
+    "RuntimeError: cannot pin 'torch.cuda.LongTensor' only dense CPU tensors can be pinned\n",
+], ids=["pin-thread", "quoted", "ipython"])
+def test_the_pin_memory_threads_failures_are_27s(log):
+    assert [f.scenario for f in explain_text(log)] == ["27"], unwrap(log)
+
+
+@pytest.mark.parametrize("raised, expected", [("IndexError: list index out of range", []),
+                                              ("KeyError: 'boxes'", []),
+                                              ("OSError: [Errno 5] Input/output error", ["02"])])
+def test_a_workers_exception_is_02s_only_where_a_bad_sample_raises_it(raised, expected):
+    # A programmer's mistake (an index past __len__) is no unreadable sample, and a traceback cut
+    # before its exception shows no failure at all.
+    torch_0_3 = ("IndexError: Traceback (most recent call last):\n"
+                 "  File \"…/torch/utils/data/dataloader.py\", line 40, in _worker_loop\n"
+                 "    samples = collate_fn([dataset[i] for i in batch_indices])\n")
+    assert [f.scenario for f in explain_text(_in_worker(raised))] == expected
+    assert [f.scenario for f in explain_text(torch_0_3.replace("IndexError", raised.split(":")[0]) + raised)] == expected
+    assert explain_text(torch_0_3.replace("IndexError: ", "")) == []
+
+
+def test_the_spawned_childs_side_of_a_failed_pickling_is_09s():
+    child = ('  File "C:\\envs\\lib\\multiprocessing\\spawn.py", line 115, in _main\n'
+             "    self = reduction.pickle.load(from_parent)\nEOFError: Ran out of input\n")
+    loop = '  File "…\\site-packages\\torch\\utils\\data\\dataloader.py", line 352, in __iter__\n'
+    assert [f.scenario for f in explain_text("Traceback (most recent call last):\n" + loop + child)] == ["09"]
+    assert explain_text("Traceback (most recent call last):\n" + child) == []  # any spawned Process
+    assert [f.scenario for f in explain_text(_in_worker("EOFError: Ran out of input"))] == ["02"]  # a cut pickle file
+
+
 def test_a_warning_line_that_starts_with_its_path_and_line():
     log = ("…/site-packages/torch/utils/data/dataloader.py:669: UserWarning: Length of "
            "IterableDataset <ds.Stream object at 0x7f> was reported to be 100(when accessing len(dataloader)), but 400 "

@@ -19,14 +19,27 @@ def _expected() -> dict[str, set[str]]:
 
 EXPECTED = _expected()
 # Logs explain gets wrong today, each with why (SOURCES.md's notes); strict: a fix must remove the entry.
+# Every one is a text that appears outside DataLoaders too, in a paste that shows no DataLoader.
+_NO_CONTEXT = "a generic message with no DataLoader frame, wrapper or worker in the paste: any process prints it"
+_NO_FORKER = "a text that names its cause wherever it appears; here the fork was the project's own, which the text cannot show"
 KNOWN_MISSES = {"pytorch_15950_daemonic.log": "a bare CPython assertion, printed by any daemonic process: without a "
-                                              "DataLoader context it is no evidence of one"}
+                                              "DataLoader context it is no evidence of one",
+                "detectron2_3900_openblas_threads.log": _NO_CONTEXT + " (OpenBLAS failing to start its threads)",
+                "distill_and_select_11_btree_init.log": _NO_CONTEXT + " (h5py; a damaged file prints the same)",
+                "pathml_255_symbol_table.log": _NO_CONTEXT + " (h5py; a damaged file prints the same)",
+                "elektronn3_12_btree_quoted.log": _NO_CONTEXT + " (h5py's read error, the quote cut above its loader)",
+                "fcdd_2_pickle_lambda_eof.log": _NO_CONTEXT + " (pickling for any spawned Process)",
+                "maml_pytorch_71_pickle_lambda.log": _NO_CONTEXT + " (pickling for any spawned Process)",
+                "pytorch_2474_too_many_files_py27.log": _NO_CONTEXT + " (torch 0.2: torch.multiprocessing's pickling; "
+                                                        "the worker's own traceback is cut before its exception)",
+                "farm_837_tokenizers_datasilo.log": _NO_FORKER + " (a multiprocessing Pool)",
+                "vox_fusion_6_producer_terminated.log": _NO_FORKER + " (torch.multiprocessing processes)"}
 
 
 def test_every_public_log_has_a_row_and_the_set_is_large_enough():
     logs = {p.name for p in PUBLIC.glob("*.log")}
     assert logs == set(EXPECTED), logs ^ set(EXPECTED)
-    assert sum(1 for e in EXPECTED.values() if e) >= 15 and sum(1 for e in EXPECTED.values() if not e) >= 4
+    assert len(EXPECTED) >= 100 and sum(1 for e in EXPECTED.values() if not e) >= 20  # issue 27's floor
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_MISSES[n], strict=True))

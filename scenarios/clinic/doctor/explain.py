@@ -25,6 +25,7 @@ COLOUR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 PREFIXES = [
     r"\[(?:rank|Rank|RANK)\s*\d+\]:\s?", r"rank\d+:\s", r"\d+:\s(?=\S)", r"srun:\s(?!error:)",
     r"\[pod/[^\]\s]+\]\s", r"[\w.-]+-\d+\s+\|\s",                           # kubectl --prefix, docker compose
+    r">(?:\s|$)", r"\[\d+,\d+\]<std(?:out|err)>:",                           # a quoted reply; mpirun --tag-output
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?:\s*[-|]\s*|\s+|$)",
     r"(?:[\w.]+\s+-\s+)?\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?\s*[-|:]\s(?!Unexpected)",
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:", r"[EWI]\d{4}\s[\d:.]+\s+\d+\s[\w.]+:\d+\]\s",  # logging, glog
@@ -35,12 +36,22 @@ THROUGH_DATALOADER = re.compile(r"torch[/\\]utils[/\\]data[/\\]|torchdata[/\\]|D
                                 r"|in DataLoader worker process|dataloader worker|[Ww]orker \(?pid")
 # A pasted traceback often starts at a frame, its header cut off: a `File "…", line N, in f` starts one
 # too (a traceback's frame; faulthandler's "line N in f" has no comma and stays out).
+# IPython's form: a "NameError    Traceback (most recent call last)" header, frames as "path in f(args)".
 START = re.compile(r"^Traceback \(most recent call last\):|^\s*File \".*\", line \d+, in |"
+                   r"^\S+\s+Traceback \(most recent call last\)|^\S+\.py in \S+\(|"
                    r"^(?:\S+Error|\S+Exception|Exception)\b.*:|^\S.*:\d+: \w*Warning:|"
                    r"^(?:ERROR|Error|RuntimeError)\b|DataLoader worker|huggingface/tokenizers|"
                    r"Too many dataloader workers")
 # An exception a worker raised: torch's wrapper since 1.0, the worker loop's own frame before it.
 WORKER_RAISED = re.compile(r"in DataLoader worker process|in _worker_loop\b")
+# The exception's class, from the traceback's last line that names one (the worker's own, or torch's
+# "KeyError: Caught KeyError in …" where the paste stops there); a traceback cut before any has none.
+RAISED = re.compile(r"^\W{0,3}(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit))\b|Caught (\w+) in DataLoader worker", re.M)
+# What a programmer's mistake raises (an index past __len__, a missing key, a wrong type), not what
+# a sample that cannot be read raises: scenario 02's advice, skipping bad samples, would hide the bug.
+CODE_MISTAKE = {"IndexError", "KeyError", "TypeError", "AttributeError", "NameError", "UnboundLocalError",
+                "ImportError", "ModuleNotFoundError", "NotImplementedError", "ZeroDivisionError", "AssertionError",
+                "RecursionError", "SyntaxError"}
 CHAINED = re.compile(r"The above exception was the direct cause|During handling of the above exception")
 
 
@@ -97,6 +108,11 @@ def _caught(block: list[str]) -> str:
     return next((line.strip() for line in block if "in DataLoader worker process" in line), block[-1].strip())[:300]
 
 
+def _raised(joined: str) -> str | None:
+    found = RAISED.findall(joined)
+    return next((line or caught for line, caught in reversed(found)), None)
+
+
 def _block_finding(block: list[str]) -> Finding | None:
     """The one failure a traceback shows: the error table's first match, a generic text only where
     the DataLoader is involved."""
@@ -104,7 +120,7 @@ def _block_finding(block: list[str]) -> Finding | None:
     context = bool(THROUGH_DATALOADER.search(joined))
     for pattern, check, name in error_table():
         if not pattern:   # the catch-all only for an exception a worker raised
-            if WORKER_RAISED.search(joined):
+            if WORKER_RAISED.search(joined) and _raised(joined) not in CODE_MISTAKE | {None}:
                 return _finding(check, name, _caught(block))
             continue
         match = re.search(pattern, joined)

@@ -13,7 +13,10 @@ FIXES = {
                          "(fixes/spawn_safe.py names what is not)",
     "spawn-start-up": "persistent_workers=True pays the start-up once per run instead of once per epoch",
 }
-ERRORS = [(r"Can't pickle|Can't get attribute|cannot pickle|cannot be pickled|PicklingError|bootstrapping phase",
+# The spawned child's side too: its parent died while pickling the loader, so it reads an empty pipe;
+# and the last paragraph of the bootstrapping message, which a paste may start at.
+ERRORS = [(r"Can't pickle|Can't get attribute|cannot pickle|cannot be pickled|PicklingError|bootstrapping phase"
+           r"|freeze_support\(\)\" line can be omitted|load\(from_parent\)\s+EOFError: Ran out of input",
            "pickle-for-workers")]
 # torch/utils/data/dataloader.py warns so when a worker cannot start under spawn or forkserver.
 LOG_TEXTS = [(r"Got pickle error when attempting to start a worker Process", "pickle-for-workers")]
