@@ -240,7 +240,8 @@ def test_a_workers_exception_is_02s_only_where_a_bad_sample_raises_it(raised, ex
                  "  File \"…/torch/utils/data/dataloader.py\", line 40, in _worker_loop\n"
                  "    samples = collate_fn([dataset[i] for i in batch_indices])\n")
     assert [f.scenario for f in explain_text(_in_worker(raised))] == expected
-    assert [f.scenario for f in explain_text(torch_0_3.replace("IndexError", raised.split(":")[0]) + raised)] == expected
+    older = torch_0_3.replace("IndexError", raised.split(":")[0]) + raised
+    assert [f.scenario for f in explain_text(older)] == expected
     assert explain_text(torch_0_3.replace("IndexError: ", "")) == []
 
 

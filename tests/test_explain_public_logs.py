@@ -21,7 +21,8 @@ EXPECTED = _expected()
 # Logs explain gets wrong today, each with why (SOURCES.md's notes); strict: a fix must remove the entry.
 # Every one is a text that appears outside DataLoaders too, in a paste that shows no DataLoader.
 _NO_CONTEXT = "a generic message with no DataLoader frame, wrapper or worker in the paste: any process prints it"
-_NO_FORKER = "a text that names its cause wherever it appears; here the fork was the project's own, which the text cannot show"
+_NO_FORKER = ("a text that names its cause wherever it appears; here the fork was the project's own, which the "
+              "text cannot show")
 KNOWN_MISSES = {"pytorch_15950_daemonic.log": "a bare CPython assertion, printed by any daemonic process: without a "
                                               "DataLoader context it is no evidence of one",
                 "detectron2_3900_openblas_threads.log": _NO_CONTEXT + " (OpenBLAS failing to start its threads)",
