@@ -34,21 +34,40 @@ FAULTY = {
     "pool_in_getitem": "17",
     "h5py_file_object": "18",
     "hf_streamed_few_shards": "22",
+    # gathered after issue 27's rules were written (a second set)
+    "timeseries_lambda_spawn": "09",
+    "hf_iterable_epoch_persistent": "14",
+    "mmdet_cv2_threads": "21",
+    "allennlp_tokenizer_probe": "23",
+}
+# Faults the doctor does not name at risk level, each with why; strict: naming one removes its entry.
+KNOWN_MISSES = {
+    "mmdet_cv2_threads": "OpenCV's pool of one thread per core in each worker: on 2 cores the workers' extra "
+                         "threads barely run, so the probe measures no contention; 21's risk needs it measured",
+    "allennlp_tokenizer_probe": "a note only: whether the training process used tokenizers' pool before the "
+                                "fork is not visible to the doctor, and tokenizers 0.23 no longer warns",
 }
 WELL_BUILT = ["detectron2_serialized_list", "fairseq_mmap_indexed", "webdataset_split_helper", "arrow_table",
               "coin_flip_augmentation", "h5py_lazy_open", "distributed_sampler_loop", "tokenizers_text",
               "coco_detection_collate", "kinetics_prepare_pool",
               # gathered after issue 27's rules were written
-              "tensor_dataset", "shards_by_base_class", "hf_stream_enough_shards"]
+              "tensor_dataset", "shards_by_base_class", "hf_stream_enough_shards",
+              # the second set
+              "cifar_numpy_array", "timm_image_folder", "timm_wds_shared_epoch", "lightning_mnist_datamodule",
+              "basicsr_lmdb_lazy_client", "yolov5_seed_worker", "speech_commands_pad_collate", "litgpt_packed_memmap",
+              "rasampler_repeated_aug", "imbalanced_sampler", "hf_with_format_torch"]
 # Two processes of about equal work; the heavier loaders first, the datasets stream last in its
 # process (importing datasets changes this process's multiprocessing settings).
 CHUNKS = [
     ["detectron2_plain_list", "crnn_lmdb", "imagefolder_truncated", "numpy_rng_on_dataset", "h5py_file_object",
      "coin_flip_augmentation", "h5py_lazy_open", "tokenizers_text", "webdataset_split_helper", "tensor_dataset",
-     "hf_streamed_few_shards"],
+     "mmdet_cv2_threads", "cifar_numpy_array", "timm_image_folder", "basicsr_lmdb_lazy_client", "litgpt_packed_memmap",
+     "imbalanced_sampler", "timeseries_lambda_spawn", "hf_streamed_few_shards"],
     ["detectron2_serialized_list", "volume_memory_error", "sharded_stream_no_split", "coco_default_collate",
      "pool_in_getitem", "fairseq_mmap_indexed", "arrow_table", "distributed_sampler_loop", "coco_detection_collate",
-     "kinetics_prepare_pool", "shards_by_base_class", "hf_stream_enough_shards"],
+     "kinetics_prepare_pool", "shards_by_base_class", "allennlp_tokenizer_probe", "timm_wds_shared_epoch",
+     "lightning_mnist_datamodule", "yolov5_seed_worker", "speech_commands_pad_collate", "rasampler_repeated_aug",
+     "hf_iterable_epoch_persistent", "hf_stream_enough_shards", "hf_with_format_torch"],
 ]
 
 EXAMINE_CODE = f"""
@@ -115,7 +134,9 @@ def test_every_public_loader_names_its_source():
         assert ("Faulty: scenario " + FAULTY[name]) in text if name in FAULTY else "Well built" in text
 
 
-@pytest.mark.parametrize("name, scenario", sorted(FAULTY.items()))
+@pytest.mark.parametrize("name, scenario", [
+    pytest.param(n, s, marks=pytest.mark.xfail(reason=KNOWN_MISSES[n], strict=True)) if n in KNOWN_MISSES else (n, s)
+    for n, s in sorted(FAULTY.items())])
 def test_faulty_public_loader_is_a_risk_of_its_scenario(examined, name, scenario):
     result = examined[name]
     assert scenario in risks(result), result["findings"]
@@ -123,9 +144,10 @@ def test_faulty_public_loader_is_a_risk_of_its_scenario(examined, name, scenario
 
 
 @pytest.mark.parametrize("name", WELL_BUILT)
-def test_well_built_public_loader_has_no_risk(examined, name):
+def test_well_built_public_loader_has_no_risk_and_at_most_one_note(examined, name):
     result = examined[name]
     assert risks(result) == [], [f for f in result["findings"] if f["level"] == "risk"]
+    assert len(result["findings"]) <= 1, result["findings"]   # issue 27: a note only where it applies
     assert result["outcome"] == "completed" and result["survivors"] == 0
 
 

@@ -1,4 +1,8 @@
 """14 · persistent workers keep the dataset copy they started with."""
+from multiprocessing.sharedctypes import SynchronizedBase
+
+import torch
+
 from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "14"
@@ -11,11 +15,22 @@ FIXES = {
 _found = finder(SCENARIO, FIXES)
 
 
+def _shared(value, depth: int = 2) -> bool:
+    """Whether the workers read this value where the training process writes it: a multiprocessing
+    Value or Array, a tensor in shared memory, or an object holding one (timm's SharedCount)."""
+    if isinstance(value, SynchronizedBase) or (isinstance(value, torch.Tensor) and value.is_shared()):
+        return True
+    return bool(depth) and any(_shared(v, depth - 1) for v in getattr(value, "__dict__", {}).values())
+
+
 def static(examined):
     if not (examined.workers and examined.setup.persistent_workers):
         return []
     dataset = examined.loader.dataset
-    named = [f"dataset.{n}" for n in getattr(dataset, "__dict__", {}) if "epoch" in n.lower()]
+    state = {n: v for n, v in getattr(dataset, "__dict__", {}).items() if "epoch" in n.lower()}
+    if state and all(_shared(v) for v in state.values()):
+        return []   # the epoch lives in shared memory: set_epoch reaches the persistent workers
+    named = [f"dataset.{n}" for n, v in state.items() if not _shared(v)]
     named += [f"dataset.{n}()" for n in dir(type(dataset))
               if n.startswith("set_") and "epoch" in n and callable(getattr(type(dataset), n))]
     if not named:
