@@ -38,3 +38,14 @@ def test_on_a_gpu_both_failures_are_the_genuine_ones_and_explain_names_them():
         assert [f.scenario for f in explain_text(run["output_tail"])] == ["25"]
     assert explain_text(report["variants"]["fixed"]["output_tail"]) == []
     assert report["variants"]["myth_spawn"]["metrics"]["workers_holding_cuda"] >= 1
+
+
+def test_a_build_without_cuda_is_told_without_importing_torch_and_as_torch_tells_it():
+    # The runner reads torch/version.py on a CPU build (every skipped GPU test asks): it must agree
+    # with torch itself, here in a process that has imported torch.
+    import torch
+
+    from scenarios.host import _build_without_cuda, cuda_problem, cuda_problem_here
+    assert (_build_without_cuda() == torch.__version__) == (torch.version.cuda is None)
+    if torch.version.cuda is None:
+        assert cuda_problem() == cuda_problem_here()

@@ -37,7 +37,7 @@ from scenarios.clinic.doctor import cuda_requests, events
 from scenarios.clinic.doctor.fingerprints import attribute_fingerprints, batch_shape, fingerprint, per_worker, \
     sample_fingerprints
 from scenarios.host import usable_cores
-from scenarios.instruments import loader_memory_bytes, open_fd_count, process_memory_mb
+from scenarios.instruments import CpuWait, loader_memory_bytes, open_fd_count, process_memory_mb
 
 MAX_BATCHES = 24
 MAX_STREAM_BATCHES = 400   # an IterableDataset is read to its end where it is this short (13's count)
@@ -118,6 +118,8 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
     workers = [psutil.Process(w.pid) for w in getattr(iterator, "_workers", []) if w.pid]
     emit(events.WORKERS_STARTED, pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
          parent_uss=round(parent[0], 1) if parent else None)
+    waits = CpuWait()  # how much of the time other work kept this process and its workers off a CPU
+    waits.start()
     hashes, count, measuring_s, last_sample, ended, by_worker = [], 0, 0.0, -1.0, False, {}
     for count in range(1, (MAX_STREAM_BATCHES if iterable else MAX_BATCHES) + 1):
         tasks = dict(getattr(iterator, "_task_info", {})) if iterable else {}
@@ -144,6 +146,7 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
         measuring_s += _read_memory(workers, count)
     seconds = time.perf_counter() - started
     result = {"batches": count, "seconds": round(seconds, 3), "measuring_s": round(measuring_s, 3),
+              "cpu_wait_share": round(waits.share(), 3),
               "cpu_seconds": round(time.process_time() - cpu_started, 3),
               "samples": len(hashes), "sample_hashes": hashes, "ended": ended, **per_worker(by_worker)}
     _shut_down(iterator)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from scenarios.host import EXIT_CANNOT_RUN
+from scenarios.instruments import BUSY_SHARE
 
 # VALUE: any way Python prints a number (3, -0.0, .5, 5., 1.5e-08, 2.00e+00, 1E5, inf, -inf,
 # nan) and the digit groups Python reads back (1_000).
@@ -52,11 +53,7 @@ def evidence(outcome: str, pattern: str | None, lines: list[str], timed_out: boo
 
 
 # A bound declared `timing = true` is judged only when the run's processes waited for a CPU at
-# most this share of the time (the script's `cpu_wait_share`, scenarios/instruments.CpuWait).
-# 07's fixed.py, 5 runs each: 0.02 on a quiet machine (ratio_to_bound 0.97), 0.03-0.04 with one
-# core kept busy (0.96-0.97), 0.10-0.14 with two (0.94-0.95); inside a suite run with two
-# spinners 0.21 (0.907), and one such run fell to 0.894 against its bound of 0.9.
-BUSY_SHARE = 0.15
+# most BUSY_SHARE of the time (the script's `cpu_wait_share`, scenarios/instruments.CpuWait).
 
 
 def _busy(result: dict) -> float | None:

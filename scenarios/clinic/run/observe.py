@@ -34,6 +34,7 @@ _FD: int | None = None
 _PATCHED: set[str] = set()
 _WATCHED = ("torch.utils.data.dataloader", "torchdata.stateful_dataloader.stateful_dataloader")
 FIELDS_ENV = "CLINIC_OBSERVE_FIELDS"  # set by the grader where an exercise judges each tensor's rows
+ASKED_ENV = "CLINIC_OBSERVE_ASKED"    # the sample's field that holds its index, where the grade compares it
 
 
 def install(path: str) -> None:
@@ -133,6 +134,8 @@ def _patch(module) -> None:
         loader_class.__iter__ = _watched_iter(loader_class.__iter__)
     if "__next__" in iterator_class.__dict__:
         iterator_class.__next__ = _watched_next(iterator_class.__next__)
+    if os.environ.get(ASKED_ENV) and "_next_index" in iterator_class.__dict__:
+        iterator_class._next_index = _noting_asked(iterator_class._next_index)
 
 
 # ---------------------------------------------------------------- the training process
@@ -182,6 +185,18 @@ def _watched_iter(iterate):
     return __iter__
 
 
+def _noting_asked(next_index):
+    """The sampler's index batches, in the order the iterator takes them (from its construction on,
+    which already asks for the first batches): PyTorch delivers batches in that order (in_order=True,
+    the default), so the k-th batch received was the k-th asked for."""
+    @functools.wraps(next_index)
+    def _next_index(self):
+        indices = next_index(self)
+        self.__dict__.setdefault("_clinic_asked", []).append(indices)
+        return indices
+    return _next_index
+
+
 def _watched_next(step):
     @functools.wraps(step)
     def __next__(self):
@@ -215,11 +230,22 @@ def _write_delivered(iterator, tally: dict, batch) -> None:
     """What the model receives in this batch: each sample's fingerprint, the training process's
     copy of the dataset as it stands, and /dev/shm's use now."""
     fields = [] if os.environ.get(FIELDS_ENV) else None  # each tensor's rows too, where the grade asks
-    _write({"k": "batch", "pid": tally["pid"], "lid": tally["lid"], "epoch": tally["epoch"],
+    asked = getattr(iterator, "_clinic_asked", None)
+    indices = _asked_and_got(asked.pop(0), batch) if asked else {}
+    _write({**indices, "k": "batch", "pid": tally["pid"], "lid": tally["lid"], "epoch": tally["epoch"],
             "workers": tally["workers"], "fp": fingerprints.sample_fingerprints(batch, fields), "fields": fields,
             "bytes": fingerprints.sample_bytes(batch),
             "ds": fingerprints.dataset_state(getattr(iterator, "_dataset", None)),
             "shm_mb": fingerprints.shm_used_mb()})
+
+
+def _asked_and_got(indices, batch) -> dict:
+    """The indices the sampler asked for and the ones the batch's index field holds."""
+    try:
+        field = batch[int(os.environ[ASKED_ENV])]
+        return {"asked": [int(i) for i in indices], "got": [int(i) for i in field.tolist()]}
+    except Exception:
+        return {}
 
 
 def _samples(batch) -> int:

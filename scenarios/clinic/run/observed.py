@@ -39,8 +39,11 @@ def delivered(batches: list[dict]) -> dict:
             per_epoch.setdefault(key + (position,), Counter()).update(rows)
     repeated = {size: sum(n - 1 for key, counts in per_epoch.items() if key[3] and len(key) == size
                           for n in counts.values() if n > 1) for size in (4, 5)}
+    not_asked = sum(a != g for b in batches if b.get("asked") and len(b["asked"]) == len(b.get("got") or ())
+                    for a, g in zip(b["asked"], b["got"]))
     return {"distinct_samples": sum(len(counts) for key, counts in per_epoch.items() if len(key) == 4),
-            "repeated_samples": repeated[4], "repeated_field_rows": repeated[5]}
+            "repeated_samples": repeated[4], "repeated_field_rows": repeated[5], "samples_not_asked": not_asked,
+            "asked_batches": sum(1 for b in batches if b.get("asked"))}
 
 
 def draws(made: list[dict]) -> dict:
@@ -99,6 +102,8 @@ def summary(path) -> dict:
 def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dict:
     worker_cpu = sum(w.get("cpu_s", 0.0) for w in workers)
     fetch_cpu = sum(w.get("fetch_cpu_s", 0.0) for w in workers)
+    fetch_wall = sum(w.get("fetch_wall_s", 0.0) for w in workers)
+    read = sum(w.get("read_bytes", 0) for w in workers)
     worker_batches = sum(w.get("batches", 0) for w in workers)
     with_workers = [e for e in epochs if e.get("workers", 0) > 0]
     main_cpu = sum(e.get("main_cpu_s", 0.0) for e in with_workers)
@@ -109,6 +114,8 @@ def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dic
         "worker_cpu_s": round(worker_cpu, 4),
         "worker_fetch_cpu_s": round(fetch_cpu, 4),
         "worker_ms_per_batch": round(1000 * fetch_cpu / worker_batches, 3) if worker_batches else None,
+        "worker_wall_ms_per_batch": round(1000 * fetch_wall / worker_batches, 3) if worker_batches else None,
+        "worker_read_kb_per_batch": round(read / 1024 / worker_batches, 2) if worker_batches else None,
         "batches": sum(e.get("batches", 0) for e in epochs),
         "samples": sum(e.get("samples", 0) for e in epochs),
         "batches_from_workers": sum(e.get("batches", 0) for e in with_workers),

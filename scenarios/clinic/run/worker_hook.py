@@ -1,7 +1,7 @@
 """The grading hook inside a DataLoader worker (installed by observe.py, which see): PyTorch's worker
 loop wrapped so that every batch it puts on the data queue is counted, with the worker's CPU from
-taking the index to handing the batch over, its random states and its copy of the dataset's state
-(fingerprints.py), and the threading locks its dataset reached as the fork copied them."""
+taking the index to handing the batch over, the bytes it read, its random states and its copy of the
+dataset's state (fingerprints.py), and the threading locks its dataset reached as the fork copied them."""
 from __future__ import annotations
 
 import functools
@@ -28,6 +28,15 @@ def _uss_mb() -> float | None:
         return None
 
 
+def _read_bytes() -> int | None:
+    """Bytes this process has passed through read(2) and its kin (/proc/self/io's rchar), cached or not."""
+    try:
+        with open("/proc/self/io") as io:
+            return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
 class _CountingQueue:
     """The worker's data queue, counting what the worker loop puts on it (a batch, or an error)."""
 
@@ -50,9 +59,14 @@ class _CountingQueue:
                 now = time.monotonic()
                 if now - self._uss_at >= USS_EVERY_S:
                     record["uss_end_mb"], self._uss_at = _uss_mb(), now
-                got = self._clock.pop("got", None)
+                got, got_at = self._clock.pop("got", None), self._clock.pop("got_at", None)
                 if got is not None:  # this thread's CPU from taking the index to handing the batch over
                     record["fetch_cpu_s"] = round(record.get("fetch_cpu_s", 0.0) + time.thread_time() - got, 6)
+                if got_at is not None:  # and the wall clock meanwhile: waiting on storage counts there
+                    record["fetch_wall_s"] = round(record.get("fetch_wall_s", 0.0) + now - got_at, 6)
+                read = _read_bytes()
+                if read is not None and record.get("read_at_start") is not None:
+                    record["read_bytes"] = read - record["read_at_start"]
                 _write(record)
                 if record.get("inherited_locks"):  # still reachable from the dataset now that a batch is made?
                     kept = self._clock["inherited"] & fingerprints.thread_locks(self._dataset)
@@ -69,14 +83,14 @@ class _CountingQueue:
 
 
 class _TimedQueue:
-    """The worker's index queue: notes this thread's CPU clock when the worker loop takes an index."""
+    """The worker's index queue: notes this thread's CPU clock and the time when the worker loop takes an index."""
 
     def __init__(self, queue, clock: dict):
         self._queue, self._clock = queue, clock
 
     def get(self, *args, **kwargs):
         item = self._queue.get(*args, **kwargs)
-        self._clock["got"] = time.thread_time()
+        self._clock["got"], self._clock["got_at"] = time.thread_time(), time.monotonic()
         return item
 
     def __getattr__(self, name):
@@ -103,7 +117,8 @@ def watched_loop(loop, write):
     @functools.wraps(loop)
     def _worker_loop(*args, **kwargs):
         record = {"k": "worker", "pid": os.getpid(), "ppid": os.getppid(), "batches": 0, "errors": 0,
-                  "cpu_at_start": time.process_time(), "cpu_s": 0.0, "uss_start_mb": _uss_mb()}
+                  "cpu_at_start": time.process_time(), "cpu_s": 0.0, "uss_start_mb": _uss_mb(),
+                  "read_at_start": _read_bytes()}
         try:
             args = list(args)
             names = loop.__code__.co_varnames

@@ -36,6 +36,11 @@ def _workload(wanted: dict, seen: dict, ended: bool) -> list[str]:
         problems.append(f"{rows} rows of one tensor arrived again within the same epoch under another sample "
                         "(another record's bytes, as the DataLoader delivered them): whatever the loop repairs "
                         "afterwards, the workers read the wrong bytes")
+    astray = seen.get("samples_not_asked", 0)
+    if wanted.get("requested") is not None and astray:
+        problems.append(f"{astray} samples arrived under another index than the one the sampler asked for (field "
+                        f"{wanted['requested']} of the batch, as the DataLoader delivered it): each worker must read "
+                        "the record it was asked for, not the next one in the file")
     repeated = seen.get("repeated_samples", 0)
     if wanted.get("unique") and repeated:
         problems.append(f"the training loop received {repeated} samples again within the same epoch (same "
@@ -62,6 +67,16 @@ def _workers_did_the_work(wanted: dict, seen: dict) -> list[str]:
         problems.append(f"the DataLoader workers spent {per_batch:.3g} ms of CPU per batch making it, under the "
                         f"{wanted['worker_ms_per_batch']:g} ms a batch costs at least when they do the loading: "
                         "the work is done somewhere else than in the workers")
+    waited = seen.get("worker_wall_ms_per_batch")
+    if waited is not None and waited < wanted.get("worker_wall_ms_per_batch", 0):
+        problems.append(f"the DataLoader workers took {waited:.3g} ms per batch from its index to handing it over, "
+                        f"under the {wanted['worker_wall_ms_per_batch']:g} ms a batch's requests take at least when "
+                        "the workers make them: the loading waits somewhere else than in the workers")
+    read = seen.get("worker_read_kb_per_batch")
+    if read is not None and read < wanted.get("worker_read_kb_per_batch", 0):
+        problems.append(f"the DataLoader workers read {read:.3g} KB per batch, under the "
+                        f"{wanted['worker_read_kb_per_batch']:g} KB a batch's samples take from the file: the data was "
+                        "read somewhere else than in the workers (the training process read it whole?)")
     share = seen.get("worker_share")
     if share is not None and share < wanted.get("worker_share", 0):
         problems.append(f"the workers spent {share:.0%} of the CPU time between an index and its batch plus the "

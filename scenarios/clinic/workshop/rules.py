@@ -41,7 +41,13 @@ PyTorch while the attempt ran, never on the attempt's prints (every key a minimu
     unique                true: no sample arrives twice within an epoch of a loader with workers, as the
                           DataLoader delivered it (what the loop drops afterwards does not count)
                           "every field": no row of any one tensor twice either (11: another record's bytes)
+    requested = N         field N of each sample holds its index: it must be the index the sampler asked
+                          for, batch by batch (11: the next record in the file, with its own bytes, is not)
     worker_ms_per_batch   the workers' CPU milliseconds per batch, from taking the index to handing it over
+    worker_wall_ms_per_batch  the same span on the wall clock: where the lesson's work is waiting on
+                          storage (07), that waiting is done in the workers, not by threads of the loop
+    worker_read_kb_per_batch  bytes the workers read (read(2) and kin, /proc's rchar) per batch: where the
+                          lesson is reading a file in the workers (18), they read it, not a copy made earlier
     worker_share          that CPU / (that CPU + the training thread's own CPU between batches): the loading
                           is done in the workers, not handed back hollow (a thread pool's spin is not counted)
     draws = "distinct"    a random state moved in the workers as they made batches, and no two workers
@@ -84,7 +90,8 @@ PROGRESS_FILE = ".progress.json"  # hints shown and the last grade, per exercise
 CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
 OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", "worker_ms_per_batch",
                 "worker_share", "start_methods", "agree", "daemonic", "samples", "unique", "draws",
-                "current_dataset", "shm_peak_mb", "fresh_locks", "sample_bytes")
+                "current_dataset", "shm_peak_mb", "fresh_locks", "sample_bytes", "requested",
+                "worker_wall_ms_per_batch", "worker_read_kb_per_batch")
 METRIC_TEXT = re.compile(r"metric (\w+|\{\})=")
 PASSED, NOT_YET, CANNOT_RUN = "passed", "not yet", "cannot run here"
 

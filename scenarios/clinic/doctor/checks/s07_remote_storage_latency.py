@@ -2,6 +2,7 @@
 from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.findings import finder
 from scenarios.clinic.doctor.job import stuck_workers, waits_for_data
+from scenarios.instruments import BUSY_SHARE
 
 SCENARIO = "07"
 FIXES = {
@@ -28,6 +29,8 @@ def measured(examined, probe):
     if not (iterate and compare and iterate.get("batches", 0) >= 2 and compare.get("batches", 0) >= 2):
         return []
     if examined.workers:
+        if iterate.get("cpu_wait_share", 0) > BUSY_SHARE:
+            return []  # the machine's other work, not the loader, set the pace: a rate says nothing
         return _with_workers(examined, compare, probe.all(events.BATCH))
     return _without_workers(iterate, compare)
 

@@ -1,8 +1,6 @@
 """14 · persistent workers keep the dataset copy they started with."""
 from multiprocessing.sharedctypes import SynchronizedBase
 
-import torch
-
 from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "14"
@@ -18,8 +16,10 @@ _found = finder(SCENARIO, FIXES)
 def _shared(value, depth: int = 2) -> bool:
     """Whether the workers read this value where the training process writes it: a multiprocessing
     Value or Array, a tensor in shared memory, or an object holding one (timm's SharedCount)."""
-    if isinstance(value, SynchronizedBase) or (isinstance(value, torch.Tensor) and value.is_shared()):
+    if isinstance(value, SynchronizedBase):
         return True
+    if type(value).__module__.startswith("torch") and callable(getattr(value, "is_shared", None)):
+        return bool(value.is_shared())   # a tensor after .share_memory_() (torch is not imported here)
     return bool(depth) and any(_shared(v, depth - 1) for v in getattr(value, "__dict__", {}).values())
 
 
