@@ -49,3 +49,12 @@ def test_explain_names_exactly_the_expected_scenarios(name):
     text = (PUBLIC / name).read_text(encoding="utf-8")
     findings = explain_text(text)
     assert {f.scenario for f in findings} == EXPECTED[name], [(f.scenario, f.check, f.evidence) for f in findings]
+
+
+def test_the_front_pages_figures_are_this_corpus():
+    readme = (PUBLIC.parents[2] / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"Measured on (\d+) logs from public issue threads .*?right on (\d+), and\s+on (\d+) of the "
+                     r"(\d+) without a DataLoader failure", readme, re.S)
+    clean = [n for n, e in EXPECTED.items() if not e]
+    assert said and [int(x) for x in said.groups()] == [
+        len(EXPECTED), len(EXPECTED) - len(KNOWN_MISSES), len(clean) - len(set(clean) & set(KNOWN_MISSES)), len(clean)]
