@@ -11,9 +11,12 @@ forkserver workers too) before any of the attempt's code.  `install` waits for
   in the training process, the CPU time its training thread spent between two batches, and for each
   batch what the model receives: each sample's fingerprint (its bytes), its size, the training
   process's dataset state, and /dev/shm's use at that moment (fingerprints.py);
+- the iterators' _next_index, where the grade asks (ASKED_ENV): the indices the sampler asked for,
+  set beside the index field of the batch that answers them;
 - PyTorch's (and torchdata's) worker loop `_worker_loop` (worker_hook.py): only a real DataLoader
   worker runs it, and there, every batch put on the data queue: how many, the worker's CPU time and
-  its CPU from index to batch, its USS, the random states it left, its dataset copy's state.
+  its CPU and wall time from index to batch, the bytes it read, its USS, the random states it left,
+  its dataset copy's state.
 
 Each record is one JSON line written with os.write on a descriptor opened at install (O_APPEND: the
 processes of a run share the file).  `summary(PATH)` reads it back for the grade.  Nothing here may
