@@ -55,19 +55,22 @@ WELL_BUILT = ["detectron2_serialized_list", "fairseq_mmap_indexed", "webdataset_
               # the second set
               "cifar_numpy_array", "timm_image_folder", "timm_wds_shared_epoch", "lightning_mnist_datamodule",
               "basicsr_lmdb_lazy_client", "yolov5_seed_worker", "speech_commands_pad_collate", "litgpt_packed_memmap",
-              "rasampler_repeated_aug", "imbalanced_sampler", "hf_with_format_torch"]
+              "rasampler_repeated_aug", "imbalanced_sampler", "hf_with_format_torch",
+              "fairseq_language_pair_collate", "torchvision_detection_references"]
 # Two processes of about equal work; the heavier loaders first, the datasets stream last in its
 # process (importing datasets changes this process's multiprocessing settings).
 CHUNKS = [
     ["detectron2_plain_list", "crnn_lmdb", "imagefolder_truncated", "numpy_rng_on_dataset", "h5py_file_object",
      "coin_flip_augmentation", "h5py_lazy_open", "tokenizers_text", "webdataset_split_helper", "tensor_dataset",
      "mmdet_cv2_threads", "cifar_numpy_array", "timm_image_folder", "basicsr_lmdb_lazy_client", "litgpt_packed_memmap",
-     "imbalanced_sampler", "timeseries_lambda_spawn", "hf_streamed_few_shards"],
+     "imbalanced_sampler", "timeseries_lambda_spawn", "torchvision_detection_references",
+     "hf_streamed_few_shards"],
     ["detectron2_serialized_list", "volume_memory_error", "sharded_stream_no_split", "coco_default_collate",
      "pool_in_getitem", "fairseq_mmap_indexed", "arrow_table", "distributed_sampler_loop", "coco_detection_collate",
      "kinetics_prepare_pool", "shards_by_base_class", "allennlp_tokenizer_probe", "timm_wds_shared_epoch",
      "lightning_mnist_datamodule", "yolov5_seed_worker", "speech_commands_pad_collate", "rasampler_repeated_aug",
-     "hf_iterable_epoch_persistent", "hf_stream_enough_shards", "hf_with_format_torch"],
+     "hf_iterable_epoch_persistent", "fairseq_language_pair_collate", "hf_stream_enough_shards",
+     "hf_with_format_torch"],
 ]
 
 EXAMINE_CODE = f"""
