@@ -287,10 +287,11 @@ class CpuWait:
     shares its core with one other.  A timing figure taken while it is high measures the
     machine, not the code; the runner then leaves that figure's bound unjudged."""
 
-    def start(self) -> None:
+    def start(self) -> CpuWait:
         self.pids = [os.getpid(), *worker_pids()]
         self.delays = {pid: _run_delay_ns(pid) for pid in self.pids}
         self.started = time_ns()
+        return self
 
     def share(self) -> float:
         elapsed = time_ns() - self.started

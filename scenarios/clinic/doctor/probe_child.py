@@ -118,8 +118,7 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
     workers = [psutil.Process(w.pid) for w in getattr(iterator, "_workers", []) if w.pid]
     emit(events.WORKERS_STARTED, pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
          parent_uss=round(parent[0], 1) if parent else None)
-    waits = CpuWait()  # how much of the time other work kept this process and its workers off a CPU
-    waits.start()
+    waits = CpuWait().start()  # how much of the time other work keeps this process and its workers off a CPU
     hashes, count, measuring_s, last_sample, ended, by_worker = [], 0, 0.0, -1.0, False, {}
     for count in range(1, (MAX_STREAM_BATCHES if iterable else MAX_BATCHES) + 1):
         tasks = dict(getattr(iterator, "_task_info", {})) if iterable else {}

@@ -42,8 +42,7 @@ def delivered(batches: list[dict]) -> dict:
     not_asked = sum(a != g for b in batches if b.get("asked") and len(b["asked"]) == len(b.get("got") or ())
                     for a, g in zip(b["asked"], b["got"]))
     return {"distinct_samples": sum(len(counts) for key, counts in per_epoch.items() if len(key) == 4),
-            "repeated_samples": repeated[4], "repeated_field_rows": repeated[5], "samples_not_asked": not_asked,
-            "asked_batches": sum(1 for b in batches if b.get("asked"))}
+            "repeated_samples": repeated[4], "repeated_field_rows": repeated[5], "samples_not_asked": not_asked}
 
 
 def draws(made: list[dict]) -> dict:
