@@ -451,7 +451,7 @@ def test_a_loader_with_a_timeout_gets_nothing_from_the_doctors_own_comparison(pr
 def test_an_error_of_the_doctors_own_making_is_the_doctors_not_a_finding():
     from scenarios.clinic.doctor.engine import error_finding, probe_status
     from scenarios.clinic.doctor.probe import ProbeResult
-    from scenarios.clinic.doctor.probe_child import copy_of, doctor_made
+    from scenarios.clinic.doctor.probe_loaders import copy_of, doctor_made
 
     loader = torch.utils.data.DataLoader(list(range(8)), batch_size=2, num_workers=2, timeout=60)
     assert len(list(copy_of(loader, 0))) == 4  # the copy without workers drops the timeout, and runs

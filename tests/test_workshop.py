@@ -21,7 +21,7 @@ from scenarios.clinic.run.declarations import ScenarioError, discover, missing_n
 from scenarios.clinic.run.judge import breaches as judge_breaches, script_metrics
 from scenarios.clinic.run.runner import _recorded, run_variant
 from scenarios.synthetic_data import GRADING_SEED
-from scenarios.clinic.workshop.rules import OBSERVE_KEYS
+from scenarios.clinic.workshop.observations import OBSERVE_KEYS
 
 SCENARIOS = discover()
 NUMBERS = list(SCENARIOS)
@@ -89,6 +89,12 @@ def test_every_scenario_declares_its_exercise(number):
     assert set(exercise.get("observe", {})) <= set(OBSERVE_KEYS)
     # What grading keeps, fixed.py keeps: our own fix passes the static checks.
     assert workshop.static_problems(scenario, source(number, "fixed"), source(number, "broken")) == []
+
+
+def test_every_observe_key_is_described_where_it_is_judged():
+    from scenarios.clinic.workshop import observations
+    described = set(re.findall(r"^    (\w+)", observations.__doc__, re.M))
+    assert set(OBSERVE_KEYS) == described
 
 
 @pytest.mark.parametrize("number", NUMBERS)

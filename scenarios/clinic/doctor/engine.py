@@ -55,7 +55,7 @@ def select_checks(only: list[str] | None = None) -> tuple:
 
 def error_finding(examined: Examined, probe: ProbeResult) -> tuple[object, Finding] | None:
     """The first error the probe met, as the check whose error text matches it explains it; an
-    error of the doctor's own making (`own`, probe_child.doctor_made) is the doctor's, not a finding."""
+    error of the doctor's own making (`own`, probe_loaders.doctor_made) is the doctor's, not a finding."""
     error = next((e for e in probe.all(events.ERROR) if not e.get("own")), None)
     if not error:
         return None

@@ -34,8 +34,14 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 from scenarios.clinic.doctor import cuda_requests, events
-from scenarios.clinic.doctor.fingerprints import attribute_fingerprints, batch_shape, fingerprint, per_worker, \
-    sample_fingerprints
+from scenarios.clinic.doctor.fingerprints import (
+    attribute_fingerprints,
+    batch_shape,
+    fingerprint,
+    per_worker,
+    sample_fingerprints,
+)
+from scenarios.clinic.doctor.probe_loaders import copy_of, doctor_made, shut_down
 from scenarios.host import usable_cores
 from scenarios.instruments import CpuWait, loader_memory_bytes, open_fd_count, process_memory_mb
 
@@ -62,32 +68,6 @@ def build(order: dict) -> DataLoader:
         return pickle.load(stored)
 
 
-def copy_of(loader: DataLoader, num_workers: int, **changes) -> DataLoader:
-    """The same dataset, sampling and collation, with another number of workers; only what that configuration
-    accepts is copied (num_workers=0 refuses a timeout, a prefetch_factor, persistent workers)."""
-    options = dict(num_workers=num_workers, collate_fn=loader.collate_fn,
-                   worker_init_fn=loader.worker_init_fn, generator=loader.generator)
-    if num_workers:
-        options.update(multiprocessing_context=loader.multiprocessing_context, timeout=loader.timeout,
-                       prefetch_factor=loader.prefetch_factor or 2,
-                       persistent_workers=loader.persistent_workers)
-    if isinstance(loader.dataset, IterableDataset):
-        options.update(batch_size=loader.batch_size, drop_last=loader.drop_last)
-    elif loader.batch_sampler is not None:
-        options.update(batch_sampler=loader.batch_sampler)
-    else:
-        options.update(batch_size=None, sampler=loader.sampler)
-    options.update(changes)
-    return DataLoader(loader.dataset, **options)
-
-
-def _shut_down(iterator) -> None:
-    # Persistent workers outlive the iterator object; the probe needs them no more.
-    shutdown = getattr(iterator, "_shutdown_workers", None)
-    if shutdown:
-        shutdown()
-
-
 # ---------------------------------------------------------------- the stages
 
 
@@ -99,6 +79,13 @@ def _read_memory(workers: list, n: int) -> float:
     shm = loader_memory_bytes()[1] if os.path.exists("/proc/self/smaps_rollup") else None
     emit(events.MEMORY, n=n, uss=uss, fds=open_fd_count(), shm=shm)
     return time.perf_counter() - began
+
+
+def _memory_due(count: int, workers: list, last_sample: float) -> bool:
+    # Every full round of the first MAX_BATCHES (03 compares the first half's growth with the
+    # second's), then every 0.3 s: a reading costs milliseconds a worker, a long stream many rounds.
+    return bool(workers) and (count % len(workers) == 0 and count <= MAX_BATCHES
+                              or time.perf_counter() - last_sample > 0.3)
 
 
 def _delivered_by(iterator, tasks: dict, batch, by_worker: dict) -> list:
@@ -134,9 +121,7 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
             hashes += _delivered_by(iterator, tasks, batch, by_worker)
         emit(events.BATCH, n=count, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
         del batch
-        # Every full round of the first MAX_BATCHES (03 compares the first half's growth with the
-        # second's), then every 0.3 s: a reading costs milliseconds a worker, a long stream many rounds.
-        if workers and (count % len(workers) == 0 and count <= MAX_BATCHES or time.perf_counter() - last_sample > 0.3):
+        if _memory_due(count, workers, last_sample):
             measuring_s += _read_memory(workers, count)
             last_sample = time.perf_counter()
         if now - measuring_s > budget_s and count >= 3:
@@ -148,7 +133,7 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
               "cpu_wait_share": round(waits.share(), 3),
               "cpu_seconds": round(time.process_time() - cpu_started, 3),
               "samples": len(hashes), "sample_hashes": hashes, "ended": ended, **per_worker(by_worker)}
-    _shut_down(iterator)
+    shut_down(iterator)
     del iterator
     return result
 
@@ -178,7 +163,7 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
         if time.perf_counter() - started > budget_s and count >= 2:
             break
     seconds = time.perf_counter() - started
-    _shut_down(iterator)
+    shut_down(iterator)
     del iterator
     changed = []
     if not workers:
@@ -208,7 +193,7 @@ def draws(loader: DataLoader, budget_s: float) -> dict | None:
         delivered.append(fingerprint(batch))
         if time.perf_counter() - started > budget_s / 2:
             break
-    _shut_down(two)
+    shut_down(two)
     emit(events.TICK, stage=events.DRAWS)
     in_process = []
     while len(in_process) < 2 * events.DRAW_PAIRS and time.perf_counter() - started < budget_s:
@@ -228,18 +213,6 @@ def _run_stage(stage: str, loader: DataLoader, measured: dict, failed: bool, lef
         return compare(loader, MAX_BATCHES if failed else MAX_STREAM_BATCHES if stream else measured["batches"],
                        budget_s=min(1.5 if failed else 3.0, left / 2), first_batch=not measured["batches"])
     return draws(loader, budget_s=min(4.0, left))
-
-
-def doctor_made(make):
-    """Start one of the doctor's own loaders (`make()` returns its iterator).  An error there whose every frame
-    is the probe's or torch's DataLoader machinery is of the doctor's making: marked so, never the user's data."""
-    try:
-        return make()
-    except Exception as err:
-        mine = (str(Path(__file__).parent), f"torch{os.sep}utils{os.sep}data")
-        frames = traceback.extract_tb(err.__traceback__)
-        err.clinic_own = bool(frames) and all(any(part in f.filename for part in mine) for f in frames)
-        raise
 
 
 def _emit_error(stage: str, err: BaseException) -> None:

@@ -27,42 +27,8 @@ the `[exercise]` table of its scenario.toml:
                              # for each run (02, 06), so a fix that names them fails
     not_judged = ["…"]       # what grading cannot see in this exercise: said beside every grade
 
-`observe` is judged on what the runner's hook (scenarios/clinic/run/observe.py) recorded inside
-PyTorch while the attempt ran, never on the attempt's prints (every key a minimum):
-
-    workers               processes that ran PyTorch's DataLoader worker loop (default 1); other
-                          processes below the script do not count
-    batches               batches the training process received from all its DataLoaders, every
-                          epoch: the whole workload, not a shorter run through another door
-    worker_batches        batches the workers produced (default 1)
-    every_worker_batches  batches each worker produced: no worker left idle
-    samples               distinct samples (by their bytes) the training loop received, summed over its
-                          epochs: the set that must arrive, however it is batched (02: the 84 readable)
-    unique                true: no sample arrives twice within an epoch of a loader with workers, as the
-                          DataLoader delivered it (what the loop drops afterwards does not count)
-                          "every field": no row of any one tensor twice either (11: another record's bytes)
-    requested = N         field N of each sample holds its index: it must be the index the sampler asked
-                          for, batch by batch (11: the next record in the file, with its own bytes, is not)
-    worker_ms_per_batch   the workers' CPU milliseconds per batch, from taking the index to handing it over
-    worker_wall_ms_per_batch  the same span on the wall clock: where the lesson's work is waiting on
-                          storage (07), that waiting is done in the workers, not by threads of the loop
-    worker_read_kb_per_batch  bytes the workers read (read(2) and kin, /proc's rchar) per batch: where the
-                          lesson is reading a file in the workers (18), they read it, not a copy made earlier
-    worker_share          that CPU / (that CPU + the training thread's own CPU between batches): the loading
-                          is done in the workers, not handed back hollow (a thread pool's spin is not counted)
-    draws = "distinct"    a random state moved in the workers as they made batches, and no two workers
-                          ever reached the same state (12: the draws as the workers made them)
-    current_dataset       true: every state of the training process's dataset (its plain settings: an
-                          epoch) under which batches arrived was a worker copy's state when it made one (14)
-    shm_peak_mb           the most /dev/shm may hold when a batch arrives, read by the hook (10)
-    fresh_locks           true: after making a batch, no worker's dataset still reaches a threading lock
-                          the fork copied (01: a fork timed to miss the refresh is still the race)
-    sample_bytes          the fewest bytes a sample may have as a loader with workers delivers it, from the
-                          lesson's own data (04: a 96x96 RGB crop is 27648 bytes at 8 bits): not hollow
-    start_methods         the start methods a loader with workers may use (a list)
-    daemonic              true: every worker is still daemonic at its last batch (17)
-    agree                 { printed_figure = "batches" or "samples" }: a count the script prints may
-                          not exceed what the hook saw delivered (the prints are a second signal)
+`observe` is judged on what the runner's hook recorded inside PyTorch, never on the attempt's
+prints: its keys are described, and judged, in observations.py.
 
 What every exercise keeps without declaring it: broken.py's UPPER_CASE constants (the
 workload and its budgets), each statement that prints a `metric` line, and each `if …:`
@@ -88,10 +54,6 @@ from scenarios.host import EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK
 WORKSHOP_DIR = Path(os.environ.get("CLINIC_WORKSHOP_DIR") or REPO_ROOT / "workshop")
 PROGRESS_FILE = ".progress.json"  # hints shown and the last grade, per exercise
 CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
-OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", "worker_ms_per_batch",
-                "worker_share", "start_methods", "agree", "daemonic", "samples", "unique", "draws",
-                "current_dataset", "shm_peak_mb", "fresh_locks", "sample_bytes", "requested",
-                "worker_wall_ms_per_batch", "worker_read_kb_per_batch")
 METRIC_TEXT = re.compile(r"metric (\w+|\{\})=")
 PASSED, NOT_YET, CANNOT_RUN = "passed", "not yet", "cannot run here"
 
