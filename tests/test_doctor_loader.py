@@ -388,9 +388,10 @@ def test_hanging_loader_is_diagnosed_within_the_probe_limit(probed):
     assert hang["level"] == "risk" and "label_service.py" in hang["evidence"]  # where the workers wait
     assert findings.probe.outcome == "hang" and findings.probe.survivors == 0
     assert findings.probe.stall_s < HANG_LIMIT_S
-    # The probe's own start (a fresh interpreter imports torch) and the stacks come on top; a
-    # doctor that waited for the loader would take the build allowance (20 s) or forever.
-    assert findings.probe.seconds < HANG_LIMIT_S + 8 and took < HANG_LIMIT_S + 12
+    # The probe's own start (a fresh interpreter imports torch: 3-8 s, by the machine's load) and
+    # the stacks come on top of the stall; a doctor that waited for the loader would take at least
+    # the build allowance (20 s) or forever.  15.1 s was seen beside two other busy processes.
+    assert findings.probe.seconds < 20 and took < 20 + 6
 
 
 def test_worker_growth_is_measured_on_scenario_03s_own_loader(probed):

@@ -18,9 +18,9 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS.parent), str(TESTS)]
 
-from test_doctor_public_loaders import PROBE_LIMIT_S, PUBLIC, WELL_BUILT  # noqa: E402
+from test_doctor_public_loaders import PROBE_LIMIT_S, PUBLIC, WELL_BUILT  # noqa: E402  (after sys.path names the repository: run as a script)
 
-from scenarios.clinic.doctor.engine import examine_file  # noqa: E402
+from scenarios.clinic.doctor.engine import examine_file  # noqa: E402  (the same)
 
 # The datasets loaders go last: importing datasets changes this process's multiprocessing settings.
 ORDER = sorted(WELL_BUILT, key=lambda name: name.startswith("hf_"))
