@@ -205,9 +205,11 @@ def test_iterable_dataset_replayed_by_every_worker(probed):
     assert "exact copies" in finding["evidence"]  # the duplicates, measured
 
 
-def test_state_written_in_getitem_is_noted(probed):
+def test_state_written_in_getitem_that_is_no_cache_is_a_risk(probed):
+    # The mask of instances still to draw: each worker draws from its own copy, so two workers
+    # repeat each other's instances (scenario 05's fault).  A cache of samples by index is told apart.
     finding = found(in_process(probed, "bag_draws"), "05", "state-written-in-getitem")
-    assert finding["level"] == "note" and "dataset.unused" in finding["evidence"]
+    assert finding["level"] == "risk" and "dataset.unused, which is no cache" in finding["evidence"]
 
 
 def test_loading_that_waits_without_workers(probed):

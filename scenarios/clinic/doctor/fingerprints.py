@@ -16,16 +16,24 @@ from scenarios.clinic.doctor.holdings import kind_of
 HASH_LIMIT_BYTES = 64 * 2**20  # fingerprints skip bigger arrays (and say so)
 
 
-def _tensors(batch):
-    """Every tensor and numpy array in a collated batch (tuples, lists, dicts, nested)."""
+def _tensors(batch, seen: set | None = None):
+    """Every tensor and numpy array in a collated batch (tuples, lists, dicts, nested, and the attributes
+    of the objects a collate_fn returns: a worker pickles their tensors to the loop as well)."""
+    seen = set() if seen is None else seen
+    if id(batch) in seen:
+        return
+    seen.add(id(batch))
     if isinstance(batch, (torch.Tensor, np.ndarray)):
         yield batch
     elif isinstance(batch, Mapping):
         for value in batch.values():
-            yield from _tensors(value)
+            yield from _tensors(value, seen)
     elif isinstance(batch, (list, tuple)):
         for item in batch:
-            yield from _tensors(item)
+            yield from _tensors(item, seen)
+    elif hasattr(batch, "__dict__") and not isinstance(batch, type) and not callable(batch):
+        for value in vars(batch).values():
+            yield from _tensors(value, seen)
 
 
 def batch_shape(batch) -> dict:
@@ -79,6 +87,11 @@ def fingerprint(value, depth: int = 0) -> str:
             step = max(1, len(item) // 256)
             for element in item[::step]:
                 feed(element, level + 1)
+        elif kind_of(item) == "rng":
+            digest.update(b"R")  # a generator advances as it draws: 12's draws check is about it
+        elif hasattr(item, "__dict__") and not isinstance(item, type) and level < 6:
+            digest.update(type(item).__qualname__.encode())
+            feed(vars(item), level + 1)
         else:
             try:
                 digest.update(pickle.dumps(item, protocol=4))
@@ -107,6 +120,15 @@ def attribute_fingerprints(dataset) -> dict[str, str]:
             found[where] = fingerprint(value)
     visit(dataset, "dataset", 0)
     return found
+
+
+def cache_like(dataset, path: str) -> bool:
+    """Whether an attribute (attribute_fingerprints' path) is a mapping, or an object holding one: samples
+    kept by their index, which each worker may fill for itself; not a list, a count or a mask to be shared."""
+    value = dataset
+    for name in path.split(".")[1:]:
+        value = getattr(value, name, None)
+    return isinstance(value, Mapping) or any(isinstance(v, Mapping) for v in getattr(value, "__dict__", {}).values())
 
 
 def per_worker(by_worker: dict) -> dict:

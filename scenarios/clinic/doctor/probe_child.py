@@ -34,13 +34,8 @@ import torch
 from torch.utils.data import DataLoader, IterableDataset
 
 from scenarios.clinic.doctor import cuda_requests, events
-from scenarios.clinic.doctor.fingerprints import (
-    attribute_fingerprints,
-    batch_shape,
-    fingerprint,
-    per_worker,
-    sample_fingerprints,
-)
+from scenarios.clinic.doctor.fingerprints import (attribute_fingerprints, batch_shape, cache_like, fingerprint,
+                                                  per_worker, sample_fingerprints)
 from scenarios.clinic.doctor.probe_loaders import copy_of, doctor_made, shut_down
 from scenarios.host import usable_cores
 from scenarios.instruments import CpuWait, loader_memory_bytes, open_fd_count, process_memory_mb
@@ -165,14 +160,16 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
     seconds = time.perf_counter() - started
     shut_down(iterator)
     del iterator
-    changed = []
+    changed, caches = [], []
     if not workers:
         after = attribute_fingerprints(loader.dataset)
         changed = sorted(name for name in before if after.get(name) != before[name])
+        caches = [name for name in changed if cache_like(loader.dataset, name)]
     return {"workers": workers, "batches": count, "seconds": round(seconds, 3),
             "first_batch_s": round(first_at or 0.0, 3),
             "cpu_seconds": round(time.process_time() - cpu_started, 3),
-            "samples": len(hashes), "sample_hashes": hashes, "ended": ended, "changed_attributes": changed}
+            "samples": len(hashes), "sample_hashes": hashes, "ended": ended, "changed_attributes": changed,
+            "changed_caches": caches}
 
 
 def draws(loader: DataLoader, budget_s: float) -> dict | None:

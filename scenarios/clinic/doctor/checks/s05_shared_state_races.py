@@ -15,13 +15,29 @@ _found = finder(SCENARIO, FIXES)
 
 
 def measured(examined, probe):
+    """A risk where reading samples changed state that is not a cache (a list of bad indices, a mask of
+    what was drawn, a count): each worker keeps its own, so the main process and the other workers never
+    see it.  A mapping (samples kept by index) is a cache: a risk where the workers are not persistent (each
+    epoch's workers start from the main process's empty copy), else a note (a copy per worker)."""
     compare = probe.first(events.COMPARE)
     if not (compare and compare.get("changed_attributes") and examined.workers):
         return []
     if library_class(examined.loader.dataset):
         return []  # a library's own iteration bookkeeping (datasets' _state_dict): nothing the user wrote
-    changed = ", ".join(compare["changed_attributes"][:4])
+    changed, caches = compare["changed_attributes"], set(compare.get("changed_caches", []))
+    state = [name for name in changed if name not in caches and not any(c.startswith(name + ".") for c in caches)]
+    listed = ", ".join((state or changed)[:4])
+    if state:
+        return [_found("risk", "state-written-in-getitem",
+                       f"measured: reading {compare['batches']} batches in one process changed {listed}, which is "
+                       "no cache of samples by index. With workers each one changes its own copy: the main process "
+                       "and the other workers never see those changes (what has been drawn, skipped or counted)")]
+    if not examined.setup.persistent_workers:  # new workers each epoch, each from the main process's empty copy
+        return [_found("risk", "state-written-in-getitem",
+                       f"measured: reading {compare['batches']} batches in one process filled {listed}, a cache. "
+                       "With workers each one fills its own copy and is gone at the epoch's end: the next epoch's "
+                       "workers start from the main process's copy, still empty, so no epoch reads from the cache")]
     return [_found("note", "state-written-in-getitem",
-                   f"measured: reading {compare['batches']} batches in one process changed {changed}. With workers "
-                   "each one changes its own copy: the main process and the other workers never see those changes "
-                   "(fine for a cache, wrong for state meant to be shared, such as what has been drawn)")]
+                   f"measured: reading {compare['batches']} batches in one process filled {listed}, a cache: each "
+                   "persistent worker fills its own copy (memory times the workers, and a hit only for the indices "
+                   "that worker is given again); the main process never sees it")]

@@ -25,21 +25,29 @@ _found = finder(SCENARIO, FIXES)
 
 
 def static(examined):
-    if not examined.workers:
+    held = examined.found("rng") if examined.workers else []
+    if not held:
         return []
     init = examined.loader.worker_init_fn
-    reseeded = init is not None
+    what = _held(held)
     in_place = _fix_in_place(init)
     if in_place:
-        return [_found("note", "rng-on-dataset",
-                       f"{path} is a {public_name(obj)} stored on the dataset, and the fix is in place: {in_place}")
-                .fixed(in_place) for path, obj in examined.found("rng")]
-    return [_found("note" if reseeded else "risk", "rng-on-dataset",
-                   f"{path} is a {public_name(obj)} stored on the dataset: every worker starts from a copy of the same "
-                   f"state, so the {examined.workers} workers draw the same \"random\" numbers (PyTorch re-seeds only "
-                   "torch's, numpy's and random's global generators)"
-                   + (" — unless worker_init_fn re-seeds it" if reseeded else ""))
-            for path, obj in examined.found("rng")]
+        return [_found("note", "rng-on-dataset", f"{what} stored on the dataset, and the fix is in place: {in_place}")
+                .fixed(in_place)]
+    return [_found("note" if init is not None else "risk", "rng-on-dataset",
+                   f"{what} stored on the dataset: every worker starts from a copy of the same state, so the "
+                   f"{examined.workers} workers draw the same \"random\" numbers (PyTorch re-seeds only torch's, "
+                   "numpy's and random's global generators)"
+                   + (" — unless worker_init_fn re-seeds it" if init is not None else ""))]
+
+
+def _held(held: list) -> str:
+    """One finding for every generator the dataset holds: 'dataset.rng is a numpy…', or a list of paths."""
+    kinds = sorted({public_name(obj) for _, obj in held})
+    if len(held) == 1:
+        return f"{held[0][0]} is a {kinds[0]}"
+    paths = ", ".join(path for path, _ in held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+    return f"{paths} are {' and '.join(kinds)} generators"
 
 
 def _fix_in_place(init) -> str:
@@ -94,7 +102,10 @@ def merge(findings, probe):
             finding.level, finding.evidence = "risk", f"{finding.evidence}; {confirmed[0].evidence}"
             finding.in_place = ""  # measured copied all the same: the fix line stands
         elif drawn and _verdict(drawn) == "independent":
+            has_init = finding.level == "note"  # static() names a risk only where no worker_init_fn is set
             finding.level = "note"
-            finding.evidence += (f"; the probe measured independent draws in two workers ({_PAIRS} pairs): "
-                                 "something re-seeds it")
+            apart = f"the probe measured independent draws in two workers ({_PAIRS} pairs)"
+            finding.evidence += f"; {apart}: something re-seeds it"
+            if has_init:  # the re-seeding worker_init_fn, shown at work
+                finding.fixed(finding.in_place or f"worker_init_fn is set and {apart}")
     return static_ones if static_ones and confirmed else static_ones + confirmed

@@ -33,9 +33,34 @@ def static(examined):
     named = [f"dataset.{n}" for n, v in state.items() if not _shared(v)]
     named += [f"dataset.{n}()" for n in dir(type(dataset))
               if n.startswith("set_") and "epoch" in n and callable(getattr(type(dataset), n))]
+    named += [f"dataset.{n}() (writes {', '.join('dataset.' + a for a in written)})"
+              for n, written in _setters(dataset).items() if "epoch" not in n]
     if not named:
         return []
     return [_found("risk", "persistent-epoch-state",
-                   f"persistent_workers=True and the dataset has epoch-dependent state ({', '.join(named)}): the "
-                   "workers keep the copy they got at the first epoch, so a change made in the main process "
-                   "(dataset.set_epoch(e), a curriculum step) never reaches them")]
+                   f"persistent_workers=True and the dataset has state the main process changes between epochs "
+                   f"({', '.join(named)}): the workers keep the copy they got at the first epoch, so a change made "
+                   "in the main process (dataset.set_epoch(e), a curriculum step) never reaches them")]
+
+
+def _setters(dataset) -> dict[str, list[str]]:
+    """The dataset's own set_* methods (its classes, not torch's or a library's) and the plain attributes each
+    assigns: a curriculum's set_duration(), set_difficulty() change what __getitem__ reads, as set_epoch does."""
+    import inspect
+    import re
+
+    found = {}
+    for cls in type(dataset).__mro__:
+        if cls.__module__.split(".")[0] in ("torch", "builtins", "typing", "abc"):
+            continue
+        for name, method in vars(cls).items():
+            if name.startswith("set_") and inspect.isfunction(method) and name not in found:
+                try:
+                    source = inspect.getsource(method)
+                except (OSError, TypeError):
+                    continue
+                written = sorted({a for a in re.findall(r"\bself\.(\w+)\s*=(?!=)", source)
+                                  if not _shared(getattr(dataset, a, None))})
+                if written:
+                    found[name] = written
+    return found
