@@ -207,7 +207,7 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
     # ... wrong records re-read from the file in the loop, after the DataLoader delivered them ...
     ("corpus/11_shortcut_reread_bad_records.py", "11", r"\d+ rows of one tensor arrived again within the same epoch"),
     # ... and a fork timed to miss the refresh: the workers still hold the parent's locks
-    ("corpus/01_shortcut_wait_for_the_lock.py", "01", r"the workers' datasets still reached \d+ threading lock"),
+    ("corpus/01_shortcut_wait_for_the_lock.py", "01", r"the workers still reached \d+ threading lock"),
     # (6) a partial fix: batches padded, the model called without their mask
     ("partial_16_pad_without_mask.py", "16", "it ended with an error; fixed needs it to complete"),
 ])
@@ -581,3 +581,30 @@ def test_an_aspect_grading_cannot_see_is_said_for_the_attempt():
     grade = graded("01", "fixed")
     said = workshop.grade_text(grade)
     assert grade.seen["not_judged"] and all(f"not judged: {what}" in said for what in grade.seen["not_judged"])
+
+
+def test_a_lock_in_a_module_global_of_the_scripts_own_class_is_reached_from_the_worker(tmp_path, monkeypatch):
+    # 01's shortcut moved the cache off the dataset into a module global; the worker still uses the
+    # fork's copy of its lock.  A module, a class or a logger among the globals is not walked.
+    script = tmp_path / "attempt_global.py"
+    script.write_text("import logging, threading\n"
+                      "class Cache:\n    def __init__(self):\n        self.lock = threading.Lock()\n"
+                      "class Plain:\n    pass\n"
+                      "LABELS = Cache()\nLOG = logging.getLogger('x')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = __import__("attempt_global")
+    from scenarios.clinic.run import fingerprints
+    dataset = module.Plain()
+    assert fingerprints.thread_locks(dataset) == {id(module.LABELS.lock)}
+    dataset.cache = module.LABELS
+    assert fingerprints.thread_locks(dataset) == {id(module.LABELS.lock)}  # one lock, reached twice
+    import torch
+    assert fingerprints.thread_locks(torch.utils.data.TensorDataset(torch.zeros(2))) == set()  # torch's own module
+
+
+def test_functions_put_back_over_the_hook_are_named_and_fail(tmp_path):
+    seen = _records(tmp_path, {"k": "unhooked", "pid": 1, "names": ["_BaseDataLoaderIter.__next__"]},
+                    {"k": "replaced", "pid": 1, "names": ["print"]})
+    assert seen["unhooked"] == ["_BaseDataLoaderIter.__next__"] and seen["replaced"] == ["print"]
+    problems = grading.observation_problems({"workers": 0, "worker_batches": 0}, seen)
+    assert any("put back PyTorch's _BaseDataLoaderIter.__next__ over the grading hook" in p for p in problems)

@@ -114,9 +114,11 @@ def shm_used_mb(path: str = "/dev/shm") -> float | None:
     return round((stat.f_blocks - stat.f_bfree) * stat.f_frsize / 2**20, 2)
 
 
-def thread_locks(root, limit: int = 5000) -> set[int]:
-    """The threading locks reachable from `root` through attributes and containers (ids)."""
-    found, seen, todo = set(), set(), [root]
+def thread_locks(dataset, limit: int = 5000) -> set[int]:
+    """The threading locks a worker reaches from its dataset through attributes and containers (ids),
+    and from the globals of the dataset's module that hold instances of that module's own classes
+    (a cache moved off the dataset into a module global is still the fork's copy)."""
+    found, seen, todo = set(), set(), [dataset, *_own_globals(dataset)]
     while todo and len(seen) < limit:
         item = todo.pop()
         if id(item) in seen or isinstance(item, (str, bytes, int, float, bool, type(None))):
@@ -132,6 +134,14 @@ def thread_locks(root, limit: int = 5000) -> set[int]:
         elif hasattr(item, "__dict__") and not isinstance(item, type) and type(item).__module__ != "numpy":
             todo.extend(vars(item).values())
     return found
+
+
+def _own_globals(dataset) -> list:
+    module = sys.modules.get(type(dataset).__module__)
+    if module is None or module.__name__.startswith(("torch", "scenarios.clinic")):
+        return []
+    return [value for value in vars(module).values()
+            if not isinstance(value, type) and getattr(type(value), "__module__", None) == module.__name__]
 
 
 def sample_bytes(batch) -> float | None:

@@ -62,6 +62,11 @@ def _grading_functions() -> dict:
             "sys.stdout.write": getattr(sys.stdout, "write", None), "sys.stdout": sys.stdout}
 
 
+# The hook's own wrappers, where _patch put them: an attempt that puts PyTorch's functions back
+# hides what its DataLoaders did, and is noted at exit as one that replaced print would be.
+_HOOKED: dict = {}
+
+
 def _note_replaced(pid: int) -> None:
     if os.getpid() != pid:  # a forked child that ran the parent's exit handlers
         return
@@ -70,6 +75,10 @@ def _note_replaced(pid: int) -> None:
         replaced = [name for name, original in _ORIGINALS.items() if now.get(name) != original]
         if replaced:
             _write({"k": "replaced", "pid": pid, "names": replaced})
+        unhooked = [name for name, (owner, attribute, wrapper) in _HOOKED.items()
+                    if owner.__dict__.get(attribute) is not wrapper]
+        if unhooked:
+            _write({"k": "unhooked", "pid": pid, "names": unhooked})
     except Exception:
         pass
 
@@ -129,16 +138,20 @@ def _patch(module) -> None:
         module_with_loop = module
     from scenarios.clinic.run.worker_hook import watched_loop
     loop = watched_loop(worker_module._worker_loop, _write)
-    worker_module._worker_loop = loop
-    module_with_loop._worker_loop = loop
-    if "__init__" in loader_class.__dict__:
-        loader_class.__init__ = _watched_init(loader_class.__init__)
-    if "__iter__" in loader_class.__dict__:
-        loader_class.__iter__ = _watched_iter(loader_class.__iter__)
-    if "__next__" in iterator_class.__dict__:
-        iterator_class.__next__ = _watched_next(iterator_class.__next__)
+    for owner in {worker_module, module_with_loop}:
+        _hook(owner, "_worker_loop", loop)
+    for owner, attribute, watch in ((loader_class, "__init__", _watched_init),
+                                    (loader_class, "__iter__", _watched_iter),
+                                    (iterator_class, "__next__", _watched_next)):
+        if attribute in owner.__dict__:
+            _hook(owner, attribute, watch(owner.__dict__[attribute]))
     if os.environ.get(ASKED_ENV) and "_next_index" in iterator_class.__dict__:
-        iterator_class._next_index = _noting_asked(iterator_class._next_index)
+        _hook(iterator_class, "_next_index", _noting_asked(iterator_class._next_index))
+
+
+def _hook(owner, attribute: str, wrapper) -> None:
+    setattr(owner, attribute, wrapper)
+    _HOOKED[f"{owner.__name__}.{attribute}"] = (owner, attribute, wrapper)
 
 
 # ---------------------------------------------------------------- the training process

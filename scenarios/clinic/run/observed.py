@@ -74,7 +74,8 @@ def stale_states(batches: list[dict], made: list[dict]) -> int:
 
 def summary(path) -> dict:
     """What the hook recorded: the last record of each loader, epoch and worker, with totals."""
-    loaders, epochs, workers, replaced, batches, made = {}, {}, {}, set(), [], []
+    loaders, epochs, workers, batches, made = {}, {}, {}, [], []
+    replaced: dict[str, set] = {"replaced": set(), "unhooked": set()}
     for record in _records(path):
         kind = record["k"]
         if kind == "loader":
@@ -83,8 +84,8 @@ def summary(path) -> dict:
             epochs[(record.get("pid"), record.get("lid"), record.get("epoch"))] = record
         elif kind == "worker":
             workers[record.get("pid")] = record
-        elif kind == "replaced":
-            replaced.update(record.get("names", []))
+        elif kind in replaced:
+            replaced[kind].update(record.get("names", []))
         elif kind == "batch":
             batches.append(record)
         elif kind == "made":
@@ -95,7 +96,7 @@ def summary(path) -> dict:
                                default=None),
             "sample_bytes": min((b["bytes"] for b in batches if b.get("workers", 0) > 0
                                  and isinstance(b.get("bytes"), (int, float))), default=None),
-            "replaced": sorted(replaced)}
+            **{kind: sorted(names) for kind, names in replaced.items()}}
 
 
 def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dict:

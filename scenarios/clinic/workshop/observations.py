@@ -55,6 +55,9 @@ def _replaced_and_agree(wanted: dict, seen: dict, reported: dict) -> list[str]:
     if seen.get("replaced"):
         problems.append(f"the attempt replaced {', '.join(seen['replaced'])} while it ran: the grade reads the "
                         "script's own output and exit status, so these stay Python's")
+    if seen.get("unhooked"):
+        problems.append(f"the attempt put back PyTorch's {', '.join(seen['unhooked'])} over the grading hook: the "
+                        "grade judges what the DataLoaders did through that hook, so it stays in place")
     for name, key in wanted.get("agree", {}).items():
         value = reported.get(name)
         if value is not None and seen.get(key) is not None and not value <= seen[key]:
@@ -160,9 +163,9 @@ def _how_they_ran(wanted: dict, seen: dict) -> list[str]:
         problems.append(f"{_n(cleared, 'worker')} cleared {'its' if cleared == 1 else 'their'} daemon flag: "
                         "a DataLoader worker stays daemonic (it may start no processes), and the exercise keeps it so")
     if wanted.get("fresh_locks") and seen.get("inherited_locks"):
-        problems.append(f"the workers' datasets still reached {seen['inherited_locks']} threading lock(s) copied "
-                        "by the fork after making a batch: a fork that lands while one is held deadlocks that "
-                        "worker, however the fork was timed")
+        problems.append(f"the workers still reached {seen['inherited_locks']} threading lock(s) copied by the fork "
+                        "(from their dataset or a module global) after making a batch: a fork that lands while one "
+                        "is held deadlocks that worker, however the fork was timed")
     methods = set(seen.get("start_methods", []))
     allowed = wanted.get("start_methods")
     if allowed and methods - set(allowed):
