@@ -29,6 +29,9 @@ def pytest_configure(config):
     if not os.environ.get(RESULTS_ENV):
         os.environ[RESULTS_ENV] = tempfile.mkdtemp(prefix="clinic-results-")
         config._clinic_results_dir = os.environ[RESULTS_ENV]
+    # Each exercise's fixed.py runs once, as the grader runs an attempt (hook included): its
+    # declaration's tests and the grader's test of fixed.py as an attempt read that one run.
+    os.environ.setdefault("CLINIC_OBSERVE_FIXED", "1")
     # The scenarios' data at its documented places, whatever seed a shell left set; the grader
     # sets its own for the attempts it runs (scenarios/synthetic_data.py).
     os.environ.pop("CLINIC_GRADING_SEED", None)

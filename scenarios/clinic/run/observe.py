@@ -40,6 +40,17 @@ FIELDS_ENV = "CLINIC_OBSERVE_FIELDS"  # set by the grader where an exercise judg
 ASKED_ENV = "CLINIC_OBSERVE_ASKED"    # the sample's field that holds its index, where the grade compares it
 
 
+def hook_env(observe: dict) -> dict[str, str]:
+    """What the hook is told to record besides its usual, for an exercise's `observe` table: each
+    tensor's rows (`unique = "every field"`), each sample's index beside the sampler's (`requested`)."""
+    env = {}
+    if observe.get("unique") == "every field":
+        env[FIELDS_ENV] = "1"
+    if observe.get("requested") is not None:
+        env[ASKED_ENV] = str(observe["requested"])
+    return env
+
+
 def install(path: str) -> None:
     global _FD
     try:

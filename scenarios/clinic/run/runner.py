@@ -19,7 +19,7 @@ A variant's result (run_variant) is one dict, the shape every reader relies on:
   output       every line (cut in the middle past OUTPUT_KEPT_LINES); output_tail: the last 200
   memory       the samples; stacks: where it was stuck when its limit ended it
   leaked_shm_files, surviving_processes, worker_processes_seen: what the clean-up found
-  observed     an attempt only: what the hook saw inside PyTorch (observe.py)
+  observed     an attempt, or a graded fixed run: what the hook saw inside PyTorch (observe.py)
   breaches, as_expected   the judgement against the declaration; unjudged: timing bounds left
                unjudged because the machine kept the run off the CPU (judge.BUSY_SHARE)
 run_scenario returns {scenario, slug, title, python, torch, reproduced, fixed, cannot_run,
@@ -27,7 +27,9 @@ variants: {name: result}}.
 
 Set CLINIC_RESULTS_DIR to a folder to keep every result there and reuse it: the test
 suite does, so that a variant runs once per suite however many tests and notebooks
-read it.
+read it.  CLINIC_OBSERVE_FIXED (the suite sets it too) runs each exercise's `fixed` as the
+grader runs an attempt, hook included: the grader's tests judge that one run of fixed.py as an
+attempt instead of running it a second time.
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ from pathlib import Path
 
 
 from scenarios.clinic.run import judge
+from scenarios.clinic.run.observe import hook_env
 from scenarios.clinic.run.declarations import CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs
 from scenarios.clinic.run.report import LiveStatus, verdict  # noqa: F401  (notebooks import verdict from here)
 from scenarios.clinic.run.report import torch_version
@@ -47,25 +50,28 @@ from scenarios.clinic.run.sampling import SAMPLE_EVERY_S, MemorySeries
 from scenarios.clinic.run.supervise import Supervised, remove_leaked_shm, shm_names
 
 RESULTS_ENV = "CLINIC_RESULTS_DIR"
+OBSERVE_FIXED_ENV = "CLINIC_OBSERVE_FIXED"
 OUTPUT_TAIL_LINES = 200      # what a report shows
 OUTPUT_KEPT_LINES = 20_000   # what a result keeps for tests and notebooks: every line of any variant here
 
 
 def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None = None,
-                env: dict[str, str] | None = None) -> dict:
+                env: dict[str, str] | None = None, observe: bool = False) -> dict:
     """Run one variant to its end or its limit and return what was observed.
 
     `script`: run this file instead of the variant's own (a workshop attempt), under the
     variant's limit and judged by its declaration; the scenario's folder is importable
     from it, as it is from the scenario's own scripts (its helper modules).  `env`: variables
-    set for the run on top of this process's (the grader's seed)."""
+    set for the run on top of this process's (the grader's seed).  `observe`: the grading hook in
+    its interpreters, as an attempt has it (observe.py)."""
     limit_s = scenario.limit_for(variant)
     live = LiveStatus(f"{scenario.number} {'attempt' if script else variant}", show)
     shm_before = shm_names()
     memory = MemorySeries()
     started = time.monotonic()
     run = Supervised(script or scenario.script(variant), on_line=live.echo,
-                     importable=(scenario.path,) if script else (), observe=script is not None, env=env)
+                     importable=(scenario.path,) if script else (), observe=observe or script is not None,
+                     env=env)
     timed_out, stacks = False, ""
     try:
         timed_out, stacks = _watch(run, started, limit_s, memory, live)
@@ -168,7 +174,9 @@ def run_scenario(number: str, variants=("broken", "fixed"), show=None) -> dict:
         if show:
             print(f"\n▶ scenarios/{scenario.slug}/{name}.py  (limit {scenario.limit_for(name):g} s)",
                   file=show, flush=True)
-        results[name] = run_variant(scenario, name, show)
+        graded = name == "fixed" and scenario.exercise and os.environ.get(OBSERVE_FIXED_ENV)
+        results[name] = run_variant(scenario, name, show, observe=bool(graded),
+                                    env=hook_env(scenario.exercise.get("observe", {})) if graded else None)
         if recorded:
             recorded.write_text(json.dumps(results[name]))
     return {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from scenarios.clinic.paths import shown
 from scenarios.clinic.run import judge
-from scenarios.clinic.run.observe import ASKED_ENV, FIELDS_ENV
+from scenarios.clinic.run.observe import hook_env
 from scenarios.clinic.run.declarations import (CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs)
 from scenarios.clinic.workshop.rules import (AttemptSyntaxError, CANNOT_RUN, Grade, NOT_YET, PASSED,
                                              attempt_path, exercise_of, read_attempt, static_problems)
@@ -154,11 +154,8 @@ def _env_for(scenario: Scenario) -> dict[str, str]:
     """Where the exercise's bad items move with a seed (`seeded`), one picked now, unless the
     attendee set CLINIC_GRADING_SEED to grade again against the same places; where it judges each
     tensor's rows (`unique = "every field"`) or each sample's index (`requested`), the hook told to record them."""
-    exercise, env = exercise_of(scenario), {}
-    if exercise.get("observe", {}).get("unique") == "every field":
-        env[FIELDS_ENV] = "1"
-    if exercise.get("observe", {}).get("requested") is not None:
-        env[ASKED_ENV] = str(exercise["observe"]["requested"])
+    exercise = exercise_of(scenario)
+    env = hook_env(exercise.get("observe", {}))
     if exercise.get("seeded"):
         given = os.environ.get(GRADING_SEED, "").strip()
         if given and not given.isdigit():
