@@ -1,5 +1,7 @@
 """Shared by the tests: run a scenario through the real command line, as `make` does.
 
+`make test` runs every variant but the measure_* ones and checks the stored walkthroughs;
+`make test-full` (pytest --full) also runs those and executes the walkthroughs.
 Each variant runs once per test session: the runner keeps every result it produces
 in RESULTS_DIR (see scenarios/clinic/run/runner.py, `CLINIC_RESULTS_DIR`), and the scenario tests,
 the parametrized declaration test and the notebooks all read the same runs.
@@ -21,9 +23,17 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_ENV = "CLINIC_RESULTS_DIR"
+FULL_ENV = "CLINIC_TEST_FULL"  # `make test-full`: the measure_* variants and the executed walkthroughs too
+
+
+def pytest_addoption(parser):
+    parser.addoption("--full", action="store_true",
+                     help="also run every measure_* variant and execute the walkthroughs (make test-full)")
 
 
 def pytest_configure(config):
+    if config.getoption("--full"):  # in each xdist worker too: the option reaches them all
+        os.environ[FULL_ENV] = "1"
     config._clinic_semaphores_before = _unmapped_semaphores()
     # Set before any runner starts, so that notebook kernels inherit it too.
     if not os.environ.get(RESULTS_ENV):
@@ -116,14 +126,37 @@ def run_scenario_json(number: str, *variants: str, fresh: bool = False) -> dict:
     return json.loads(done.stdout)
 
 
+def full() -> bool:
+    return bool(os.environ.get(FULL_ENV))
+
+
+def _session_variants(number: str) -> tuple[str, ...]:
+    """Every declared variant, but the measure_* ones outside `make test-full`: they are measurements
+    (speed, memory against a bound) for the Measured blocks, which `make figures` runs every time."""
+    if full():
+        return ("all",)
+    from scenarios.clinic.run.declarations import get_scenario
+    return tuple(name for name in get_scenario(number).variants if not name.startswith("measure_"))
+
+
+class _Variants(dict):
+    def __missing__(self, name):
+        if name.startswith("measure_") and not full():
+            pytest.skip(f"{name} is a measurement: `make test-full` runs it (so does `make figures`)")
+        raise KeyError(name)
+
+
 @functools.cache
 def _all_variants(number: str) -> str:
-    return json.dumps(run_scenario_json(number, "all"))
+    return json.dumps(run_scenario_json(number, *_session_variants(number)))
 
 
 def scenario_report(number: str) -> dict:
-    """Every declared variant of scenario NN, run once per session (a fresh copy each call)."""
-    return json.loads(_all_variants(number))
+    """The variants of scenario NN this session runs (_session_variants), each run once per session
+    (a fresh copy each call); asking for a measure_* one that did not run skips the test."""
+    report = json.loads(_all_variants(number))
+    report["variants"] = _Variants(report["variants"])
+    return report
 
 
 def exit_code_of_child_forked_holding(lock, action, limit_s: float = 30.0) -> int | None:
