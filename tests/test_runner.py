@@ -244,7 +244,7 @@ def test_a_killed_run_leaves_no_temporary_folder_and_its_cpu_is_counted(tmp_path
 def test_results_are_recorded_and_reused_within_one_session(tmp_path, monkeypatch):
     monkeypatch.setenv(runner.RESULTS_ENV, str(tmp_path))
     calls = []
-    monkeypatch.setattr(runner, "run_variant", lambda scenario, name, show: calls.append(name) or {
+    monkeypatch.setattr(runner, "run_variant", lambda scenario, name, show, **hook: calls.append(name) or {
         "outcome": "completed", "as_expected": True})
     first = runner.run_scenario("03", ["fixed"])
     second = runner.run_scenario("03", ["fixed"])

@@ -175,8 +175,8 @@ def run_scenario(number: str, variants=("broken", "fixed"), show=None) -> dict:
             print(f"\n▶ scenarios/{scenario.slug}/{name}.py  (limit {scenario.limit_for(name):g} s)",
                   file=show, flush=True)
         graded = name == "fixed" and scenario.exercise and os.environ.get(OBSERVE_FIXED_ENV)
-        results[name] = run_variant(scenario, name, show, observe=bool(graded),
-                                    env=hook_env(scenario.exercise.get("observe", {})) if graded else None)
+        extra = {"observe": True, "env": hook_env(scenario.exercise.get("observe", {}))} if graded else {}
+        results[name] = run_variant(scenario, name, show, **extra)
         if recorded:
             recorded.write_text(json.dumps(results[name]))
     return {
