@@ -26,9 +26,9 @@ help:
 	@echo ""
 	@echo "  make scenario-NN   run scenario NN, broken then fixed, and print the verdict"
 	@echo "  make diff-NN       show the fix: diff -u broken.py fixed.py"
-	@echo "  make test          the test suite after make lint: every scenario's variants but the measure_* ones, the"
-	@echo "                     runner, the fixes, the doctor, the grader, the stored walkthroughs (about 12 minutes)"
-	@echo "  make test-full     make test, plus every measure_* variant and the walkthroughs executed"
+	@echo "  make test          the test suite after make lint: every scenario broken and fixed, the runner, the fixes,"
+	@echo "                     the doctor, the grader, the stored walkthroughs (about 12 minutes on 2 cores)"
+	@echo "  make test-full     make test, plus every myth_* and measure_* variant and the walkthroughs executed"
 	@echo "  make lint          ruff, the pinned linter, over the code (rules: pyproject.toml)"
 	@echo "  make notebooks     re-execute the walkthroughs in notebooks/ in place"
 	@echo "  make figures       run every variant once; rewrite each README's Measured block, the tables and the notebooks from it, the Benchmarks block from the stored bench run"
@@ -100,8 +100,8 @@ lint: $(SETUP)
 test: $(SETUP) lint
 	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
-# The measurements (measure_* variants: speed and memory against their bounds) and the executed
-# walkthroughs as well; `make figures` runs the same variants to write the Measured blocks.
+# The myths (a popular remedy shown failing), the measurements (speed and memory against their
+# bounds) and the executed walkthroughs as well; `make figures` runs the same variants.
 test-full: $(SETUP) lint
 	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup --full
 

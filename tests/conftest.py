@@ -1,7 +1,8 @@
 """Shared by the tests: run a scenario through the real command line, as `make` does.
 
-`make test` runs every variant but the measure_* ones and checks the stored walkthroughs;
-`make test-full` (pytest --full) also runs those and executes the walkthroughs.
+`make test` runs every scenario's broken and fixed variants (broken*, fixed*) and checks the stored
+walkthroughs; `make test-full` (pytest --full) also runs the myth_* and measure_* variants and
+executes the walkthroughs.
 Each variant runs once per test session: the runner keeps every result it produces
 in RESULTS_DIR (see scenarios/clinic/run/runner.py, `CLINIC_RESULTS_DIR`), and the scenario tests,
 the parametrized declaration test and the notebooks all read the same runs.
@@ -23,12 +24,14 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS_ENV = "CLINIC_RESULTS_DIR"
-FULL_ENV = "CLINIC_TEST_FULL"  # `make test-full`: the measure_* variants and the executed walkthroughs too
+FULL_ENV = "CLINIC_TEST_FULL"  # `make test-full`: the myth_*, measure_* variants and the executed walkthroughs too
+EXTRA = ("myth_", "measure_")  # variants beyond the broken and fixed ones: a remedy that fails, a measurement
 
 
 def pytest_addoption(parser):
     parser.addoption("--full", action="store_true",
-                     help="also run every measure_* variant and execute the walkthroughs (make test-full)")
+                     help="also run every myth_* and measure_* variant and execute the walkthroughs "
+                          "(make test-full)")
 
 
 def pytest_configure(config):
@@ -131,18 +134,19 @@ def full() -> bool:
 
 
 def _session_variants(number: str) -> tuple[str, ...]:
-    """Every declared variant, but the measure_* ones outside `make test-full`: they are measurements
-    (speed, memory against a bound) for the Measured blocks, which `make figures` runs every time."""
+    """Every declared variant, but the myth_* and measure_* ones outside `make test-full`: a popular
+    remedy shown failing, and measurements (speed, memory against a bound) for the Measured blocks,
+    which `make figures` runs every time.  The broken and fixed ones are the lesson: always run."""
     if full():
         return ("all",)
     from scenarios.clinic.run.declarations import get_scenario
-    return tuple(name for name in get_scenario(number).variants if not name.startswith("measure_"))
+    return tuple(name for name in get_scenario(number).variants if not name.startswith(EXTRA))
 
 
 class _Variants(dict):
     def __missing__(self, name):
-        if name.startswith("measure_") and not full():
-            pytest.skip(f"{name} is a measurement: `make test-full` runs it (so does `make figures`)")
+        if name.startswith(EXTRA) and not full():
+            pytest.skip(f"{name} runs with `make test-full` (and `make figures`); `make test` runs broken and fixed")
         raise KeyError(name)
 
 
@@ -153,7 +157,7 @@ def _all_variants(number: str) -> str:
 
 def scenario_report(number: str) -> dict:
     """The variants of scenario NN this session runs (_session_variants), each run once per session
-    (a fresh copy each call); asking for a measure_* one that did not run skips the test."""
+    (a fresh copy each call); asking for a myth_* or measure_* one that did not run skips the test."""
     report = json.loads(_all_variants(number))
     report["variants"] = _Variants(report["variants"])
     return report

@@ -58,7 +58,7 @@ def _plots_missing(notebook) -> list[str]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_notebook_executes(path, monkeypatch):
-    if not full():  # a walkthrough runs every variant of its scenario, measure_* included
+    if not full():  # a walkthrough runs every variant of its scenario, myth_* and measure_* included
         pytest.skip("the walkthroughs are executed by `make test-full` (and `make notebooks`)")
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))  # the kernel imports scenarios/ and fixes/
     # As a headless shell may set it: a walkthrough must draw inline (`%matplotlib inline`) all the
