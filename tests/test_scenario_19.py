@@ -94,7 +94,8 @@ def test_myth_sharing_strategy_a_worker_is_killed_just_the_same(report):
 
 
 def test_no_memory_cgroup_is_left_by_any_run(report):
-    assert set(report["variants"]) == {"broken", "fixed", "myth_sharing_strategy", "myth_list_in_init"}
+    # Every run this session makes of 19 (its myths too under `make test-full`) has ended by now.
+    assert {"broken", "fixed"} <= set(report["variants"])
     assert memory_cgroup.leftover_groups() == []
 
 
