@@ -95,7 +95,7 @@ def examined(job: Job, *args) -> tuple[int, list]:
     before = job.snapshot()
     done = doctor("--pid", str(job.proc.pid), "--seconds", "3", "--json", *args)
     after = job.snapshot()
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in (0, 1) and done.stdout.strip(), done.stderr
     threads = {pid: s and s[0] for pid, s in before.items()}
     assert {pid: s and s[0] for pid, s in after.items()} == threads  # the same processes, the same threads
     assert not [s for s in after.values() if s and s[1] in ("stopped", "tracing-stop")]  # none left paused
