@@ -56,17 +56,21 @@ def sample_fingerprints(batch) -> list[str]:
     return [fingerprint(batch)]
 
 
+def _feed_tensor(digest, tensor: torch.Tensor) -> None:
+    tensor = tensor.detach().cpu()
+    digest.update(f"T{tuple(tensor.shape)}{tensor.dtype}".encode())
+    if tensor.numel() * tensor.element_size() <= HASH_LIMIT_BYTES:
+        digest.update(tensor.contiguous().numpy().tobytes() if tensor.dtype != torch.bfloat16
+                      else tensor.float().contiguous().numpy().tobytes())
+
+
 def fingerprint(value, depth: int = 0) -> str:
     """A digest of a batch or an attribute's content (not its identity)."""
     digest = hashlib.sha1()
 
     def feed(item, level):
         if isinstance(item, torch.Tensor):
-            item = item.detach().cpu()
-            digest.update(f"T{tuple(item.shape)}{item.dtype}".encode())
-            if item.numel() * item.element_size() <= HASH_LIMIT_BYTES:
-                digest.update(item.contiguous().numpy().tobytes() if item.dtype != torch.bfloat16
-                              else item.float().contiguous().numpy().tobytes())
+            _feed_tensor(digest, item)
         elif isinstance(item, np.ndarray):
             digest.update(f"A{item.shape}{item.dtype}".encode())
             if item.dtype != object and item.nbytes <= HASH_LIMIT_BYTES:
