@@ -253,8 +253,13 @@ def code_sources(loader, depth: int = 3, own_only: bool = False) -> tuple[list[s
 def library_class(obj) -> bool:
     """Its class is an installed library's (datasets' IterableDataset, torch's TensorDataset): the
     state it writes as it iterates is the library's own bookkeeping, not the user's code."""
+    return installed_class(type(obj))
+
+
+def installed_class(cls: type) -> bool:
+    """A class of Python itself or of an installed package, not of the user's code."""
     try:
-        return _installed(inspect.getsourcefile(type(obj)))
+        return _installed(inspect.getsourcefile(cls))
     except TypeError:  # a class of C code
         return True
 

@@ -2,6 +2,7 @@
 from multiprocessing.sharedctypes import SynchronizedBase
 
 from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor.holdings import installed_class
 
 SCENARIO = "14"
 FIXES = {
@@ -52,7 +53,7 @@ def _setters(dataset) -> dict[str, list[str]]:
 
     found = {}
     for cls in type(dataset).__mro__:
-        if cls.__module__.split(".")[0] in ("torch", "builtins", "typing", "abc"):
+        if installed_class(cls):  # torch's, a library's (datasets' set_format), Python's own
             continue
         for name, method in vars(cls).items():
             if name.startswith("set_") and inspect.isfunction(method) and name not in found:
