@@ -145,6 +145,14 @@ def _sample(workers: list, procs: dict) -> None:
 STACKS_BUDGET_S = 7.0   # py-spy reads after the window: with the default 6 s window, an answer within 15 s
 
 
+def _size(path: Path) -> int:
+    """A /dev/shm file's size, 0 once gone: a running job's loop frees a batch's file at any moment."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
 def read_job(pid: int, seconds: float = 6.0, stacks: bool = True, trainer_pid: int | None = None) -> Job:
     """Sample the job for `seconds`: workers' CPU and private memory, the trainer's stack and
     descriptors a few times; then the workers' stacks, as many as STACKS_BUDGET_S allows (a loaded
@@ -174,7 +182,7 @@ def read_job(pid: int, seconds: float = 6.0, stacks: bool = True, trainer_pid: i
         worker.stack = stack_of(worker.pid, nonblocking=True, timeout_s=min(4, left)) if left > 0.5 else \
             f"Process {worker.pid}: not read (the doctor's {STACKS_BUDGET_S:g} s for stacks were spent)"
     job_pids = {trainer.pid, *procs}
-    shm = sum(p.stat().st_size for p in torch_shm_files() if shm_file_creator(p.name) in job_pids)
+    shm = sum(_size(p) for p in torch_shm_files() if shm_file_creator(p.name) in job_pids)
     total = shutil.disk_usage("/dev/shm").total if Path("/dev/shm").is_dir() else None
     fds = fd_samples[-1][1]
     return Job(trainer=trainer.pid, command=command_of(trainer), seconds=time.monotonic() - started,
