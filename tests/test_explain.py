@@ -255,6 +255,27 @@ def test_the_spawned_childs_side_of_a_failed_pickling_is_09s():
     assert [f.scenario for f in explain_text(_in_worker("EOFError: Ran out of input"))] == ["02"]  # a cut pickle file
 
 
+def test_a_pickling_error_in_the_start_methods_own_frames_is_09s_whatever_process_started():
+    # Base rates (tests/logs/public/SOURCES.md): the start method's pickling of the process object
+    # (reduction.dump) fails the same for DataLoader workers and the script's own processes, and 09's
+    # lesson holds for both; a Pool sending a task (reduction.dumps) is no start method.
+    error = "AttributeError: Can't pickle local object 'Images.__init__.<locals>.<lambda>'\n"
+    start = ('  File "C:\\envs\\lib\\multiprocessing\\reduction.py", line 60, in dump\n'
+             "    ForkingPickler(file, protocol).dump(obj)\n")
+    task = ('  File "/usr/lib/python3.11/multiprocessing/reduction.py", line 51, in dumps\n'
+            "    cls(buf, protocol).dump(obj)\n")
+    assert [f.scenario for f in explain_text("Traceback (most recent call last):\n" + start + error)] == ["09"]
+    assert explain_text("Traceback (most recent call last):\n" + task + error) == []
+
+
+def test_out_of_descriptors_where_torch_shares_a_storage_is_08s():
+    raised = "OSError: [Errno 24] Too many open files\n"
+    shared = '  File "…/torch/multiprocessing/reductions.py", line 321, in reduce_storage\n'
+    opened = '  File "train.py", line 12, in read\n'
+    assert [f.scenario for f in explain_text("Traceback (most recent call last):\n" + shared + raised)] == ["08"]
+    assert explain_text("Traceback (most recent call last):\n" + opened + raised) == []
+
+
 def test_a_warning_line_that_starts_with_its_path_and_line():
     log = ("…/site-packages/torch/utils/data/dataloader.py:669: UserWarning: Length of "
            "IterableDataset <ds.Stream object at 0x7f> was reported to be 100(when accessing len(dataloader)), but 400 "

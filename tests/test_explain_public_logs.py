@@ -29,10 +29,6 @@ KNOWN_MISSES = {"pytorch_15950_daemonic.log": "a bare CPython assertion, printed
                 "distill_and_select_11_btree_init.log": _NO_CONTEXT + " (h5py; a damaged file prints the same)",
                 "pathml_255_symbol_table.log": _NO_CONTEXT + " (h5py; a damaged file prints the same)",
                 "elektronn3_12_btree_quoted.log": _NO_CONTEXT + " (h5py's read error, the quote cut above its loader)",
-                "fcdd_2_pickle_lambda_eof.log": _NO_CONTEXT + " (pickling for any spawned Process)",
-                "maml_pytorch_71_pickle_lambda.log": _NO_CONTEXT + " (pickling for any spawned Process)",
-                "pytorch_2474_too_many_files_py27.log": _NO_CONTEXT + " (torch 0.2: torch.multiprocessing's pickling; "
-                                                        "the worker's own traceback is cut before its exception)",
                 "farm_837_tokenizers_datasilo.log": _NO_FORKER + " (a multiprocessing Pool)",
                 "vox_fusion_6_producer_terminated.log": _NO_FORKER + " (torch.multiprocessing processes)"}
 

@@ -124,7 +124,8 @@ def _block_finding(block: list[str]) -> Finding | None:
                 return _finding(check, name, _caught(block))
             continue
         match = re.search(pattern, joined)
-        if match and (context or catalogue.dataloader_only(_line_of(block, match))):
+        own = getattr(check, "CONTEXT", None)   # frames where the check's lesson holds without a DataLoader
+        if match and (context or catalogue.dataloader_only(_line_of(block, match)) or (own and re.search(own, joined))):
             return _finding(check, name, _line_of(block, match))
     return None
 

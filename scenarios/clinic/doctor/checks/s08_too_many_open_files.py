@@ -11,6 +11,9 @@ FIXES = {
 }
 # "received 0 items of ancdata": the same limit as torch < 1.5 reported it (pytorch/pytorch#973, #34768).
 ERRORS = [(r"Too many open files|received 0 items of ancdata", "descriptor-budget")]
+# torch's tensor sharing by descriptor (its reductions send each storage's fd): out of descriptors
+# there, 08's lesson holds whether a DataLoader or the script's own processes share the tensors.
+CONTEXT = r"torch[/\\]multiprocessing[/\\]reductions\.py"
 _found = finder(SCENARIO, FIXES)
 
 
