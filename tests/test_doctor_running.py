@@ -24,11 +24,14 @@ JOBS = REPO_ROOT / "tests" / "jobs"
 class Job:
     """A job script in a session of its own, killed with everything below it at the end."""
 
-    def __init__(self, name: str, ready: str = "started", wait_s: float = 2.0, args=(), launcher: bool = False):
+    def __init__(self, name: str, ready: str = "started", wait_s: float = 2.0, args=(), launcher: str = ""):
         self.shm_before = shm_names()
-        # launcher: started as users start jobs, by a shell script that waits for it (tests/jobs/run.sh)
-        command = ["bash", str(JOBS / "run.sh"), f"{name}.py", *args] if launcher else \
-            [sys.executable, str(JOBS / f"{name}.py"), *args]
+        # launcher: started as users start jobs, by a shell script that waits for it (tests/jobs/run.sh),
+        # or by torchrun (torch.distributed.run: its agent process starts the trainer and watches it)
+        command = {"": [sys.executable, str(JOBS / f"{name}.py"), *args],
+                   "bash": ["bash", str(JOBS / "run.sh"), f"{name}.py", *args],
+                   "torchrun": [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1",
+                                str(JOBS / f"{name}.py"), *args]}[launcher]
         self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True, cwd=REPO_ROOT,
                                      env={**os.environ, "PYTHON": sys.executable})
@@ -137,7 +140,7 @@ FINDING_KEYS = {"scenario", "level", "check", "evidence", "fix", "readme"}
 def test_kept_batches_near_a_limit_of_1024_through_a_launcher():
     # Issue 27: 806 of 1,024 descriptors held in kept batches went unflagged under a fixed 80 %.
     # Given the shell launcher's PID, the doctor finds the trainer below it and says so.
-    job = Job("kept_batches", ready="kept", args=("1024", "403"), launcher=True)
+    job = Job("kept_batches", ready="kept", args=("1024", "403"), launcher="bash")
     try:
         trainer = next(p.pid for p in psutil.Process(job.proc.pid).children() if "kept_batches" in _command(p.pid))
         status, findings = examined(job)
@@ -153,12 +156,26 @@ def test_kept_batches_near_a_limit_of_1024_through_a_launcher():
 
 
 def test_a_busy_healthy_job_through_a_launcher_has_no_risk():
-    job = Job("busy_healthy", launcher=True)
+    job = Job("busy_healthy", launcher="bash")
     try:
         status, findings = examined(job)
     finally:
         job.end()
     assert status == 0 and not [f for f in findings if f["level"] == "risk"], findings
+
+
+def test_a_hung_job_through_torchrun_is_named_from_the_agents_pid():
+    # Issue 27: a launcher's PID once gave "0 risks" on a hung job. torchrun's agent is itself a
+    # Python process that imports torch; the doctor must pass it for the trainer below it.
+    job = Job("lock_hang", launcher="torchrun")
+    try:
+        trainer = next(p.pid for p in psutil.Process(job.proc.pid).children() if "lock_hang" in _command(p.pid))
+        status, findings = examined(job)
+        text = doctor("--pid", str(job.proc.pid), "--seconds", "1", "--check", "01").stdout
+    finally:
+        job.end()
+    assert status == 1 and ("01", "hang") in {(f["scenario"], f["check"]) for f in findings if f["level"] == "risk"}
+    assert f"examined {trainer} (runs DataLoader workers below" in text, text
 
 
 def test_orphans_json_has_the_doctors_one_shape(capsys, monkeypatch):

@@ -30,7 +30,24 @@ KNOWN_MISSES = {"pytorch_15950_daemonic.log": "a bare CPython assertion, printed
                 "pathml_255_symbol_table.log": _NO_CONTEXT + " (h5py; a damaged file prints the same)",
                 "elektronn3_12_btree_quoted.log": _NO_CONTEXT + " (h5py's read error, the quote cut above its loader)",
                 "farm_837_tokenizers_datasilo.log": _NO_FORKER + " (a multiprocessing Pool)",
-                "vox_fusion_6_producer_terminated.log": _NO_FORKER + " (torch.multiprocessing processes)"}
+                "vox_fusion_6_producer_terminated.log": _NO_FORKER + " (torch.multiprocessing processes)",
+                # the fourth set (SOURCES.md), gathered blind after the rules above
+                "pytorch_20260_cuda_init_bare.log": _NO_CONTEXT + " (CUDA's initialization error; bare, 1 of 5 "
+                                                    "public posts was a DataLoader's)",
+                "masktextspotterv3_51_errno24_bare.log": _NO_CONTEXT + " (Errno 24; 1 of 10 public posts)",
+                "super_selfish_2_stack_gray_rgb_bare.log": _NO_CONTEXT + " (torch.stack; without workers the same)",
+                "ames_9_h5py_cannot_pickle_windows.log": _NO_CONTEXT + " (h5py refusing pickle, its own frames only)",
+                "semantic_segmentation_pytorch_80_exit_code_1_docker.log": "a worker's exit is 06's text; the thread "
+                                                                           "found /dev/shm, which the text cannot show",
+                "pytorch_31465_spawn_child_cut_windows.log": "the paste stops before the child's exception",
+                "pytorch_30599_iterable_duplicates_output.log": "printed batches, no error text",
+                "fairseq_1383_identical_numpy_random.log": "printed arrays, no error text",
+                "torchmd_net_323_pin_thread_persistent_workers.log": "27 named; the other error is a setup check that "
+                                                                     "names its own fix, labelled 14",
+                "pytorch_1838_opencv_hang_ctrl_c_py27.log": "a Ctrl-C while waiting for a batch: a slow healthy "
+                                                            "loader shows the same",
+                "holodeck_2_pool_shm_errno24.log": "torch's allocator text, 08's lesson whoever shares tensors: "
+                                                   "here a multiprocessing Pool"}
 
 
 def test_every_public_log_has_a_row_and_the_set_is_large_enough():

@@ -9,7 +9,9 @@ FIXES = {
     "shm-in-flight": "fixes/memory_in_flight.py (plan_in_flight lowers prefetch_factor, then num_workers, to fit "
                      "the free /dev/shm), or a larger /dev/shm (docker run --shm-size=…)",
 }
-ERRORS = [(r"unable to allocate shared memory|No space left on device|Bus\s+error"
+# torch's allocator writing a shared-memory file (/torch_PID_N) fails when /dev/shm is full, with or
+# without the errno a paste keeps.
+ERRORS = [(r"unable to allocate shared memory|unable to write to file </torch_|No space left on device|Bus\s+error"
            r"|dataloader's workers are out of shared memory", "shm-in-flight")]
 # torch/csrc/DataLoader.cpp: a worker's own SIGBUS handler, printed even when no traceback is pasted.
 LOG_TEXTS = [(r"ERROR: Unexpected bus error encountered in worker\. This might be caused by insufficient shared memory",

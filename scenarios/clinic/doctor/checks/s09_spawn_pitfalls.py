@@ -18,13 +18,15 @@ FIXES = {
 ERRORS = [(r"Can't pickle|Can't get attribute|cannot pickle|cannot be pickled|PicklingError|bootstrapping phase"
            r"|freeze_support\(\)\" line can be omitted|load\(from_parent\)\s+EOFError: Ran out of input",
            "pickle-for-workers")]
-# A start method's own frames in the parent: spawn or forkserver pickling the process object
-# (reduction.dump; a Pool's task send is reduction.dumps).  A pickling error there is the start
-# method's, and 09's lesson holds whatever process the script started.  The child's side alone
-# (spawn_main's "Ran out of input") stays unnamed: of 8 public threads that posted only it, 1 was a
-# DataLoader's, 3 other processes', 4 unclear (tests/logs/public/SOURCES.md, base rates).
+# A start method's own frames: spawn or forkserver pickling the process object in the parent
+# (reduction.dump; a Pool's task send is reduction.dumps), or unpickling it in the child (spawn's
+# _main).  A pickling error there is the start method's, and 09's lesson holds whatever process the
+# script started.  The child's "Ran out of input" is no pickling error but its parent's death, and
+# stays unnamed alone: of 8 public threads that posted only it, 1 was a DataLoader's, 3 other
+# processes', 4 unclear (tests/logs/public/BASE_RATES.md).
 CONTEXT = (r"multiprocessing[/\\]reduction\.py\"?, line \d+, in dump\b"
-           r"|multiprocessing[/\\]popen_(?:spawn_\w+|forkserver)\.py")
+           r"|multiprocessing[/\\]popen_(?:spawn_\w+|forkserver)\.py"
+           r"|multiprocessing[/\\]spawn\.py\"?, line \d+, in _main\b(?![\s\S]*EOFError)")
 # torch/utils/data/dataloader.py warns so when a worker cannot start under spawn or forkserver.
 LOG_TEXTS = [(r"Got pickle error when attempting to start a worker Process", "pickle-for-workers")]
 _found = finder(SCENARIO, FIXES)

@@ -4,7 +4,8 @@ from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "27"
 FIXES = {
-    "pin-thread-error": "read the error under \"Original Traceback\": the pin memory thread pins every batch the "
+    "pin-thread-error": "read the pin memory thread's own error (under \"Original Traceback\", or the \"Exception in "
+                        "thread\" traceback before \"exited unexpectedly\"): the thread pins every batch the "
                         "workers deliver, so a batch it cannot pin (a CUDA tensor, a custom type without "
                         "pin_memory()) or a CUDA error while pinning ends the loop; return CPU tensors, and give a "
                         "custom batch a pin_memory() method",
@@ -12,9 +13,10 @@ FIXES = {
                       "with batch.to('cuda', non_blocking=True) in the training loop",
 }
 # torch's pin_memory on a tensor already on the GPU; then any error of the pin memory thread, which
-# torch wraps as "Caught RuntimeError in pin memory thread for device 0." (_utils/pin_memory.py).
+# torch wraps as "Caught RuntimeError in pin memory thread for device 0." (_utils/pin_memory.py), or
+# the thread's death, which the training process reports without the cause (dataloader.py).
 ERRORS = [(r"cannot pin 'torch\.cuda\.\w+' only dense CPU tensors can be pinned", "pin-cuda-batch"),
-          (r"in pin memory thread for device \d+", "pin-thread-error")]
+          (r"in pin memory thread for device \d+|Pin memory thread exited unexpectedly", "pin-thread-error")]
 _found = finder(SCENARIO, FIXES)
 
 
