@@ -22,6 +22,8 @@ class ProbeResult:
     outcome: str = "completed"   # completed | hang | limit | crashed | error | bad-input | not-run
     stage: str = ""
     stall_s: float = 0.0
+    longest_gap_s: float = 0.0   # the longest wait between two events once loaded; a stall is one over
+    stall_limit_s: float = 0.0   # this (recorded for tests/loaders/false_alarms.py's margins)
     stacks: str = ""
     seconds: float = 0.0
     exit_status: int | None = None
@@ -67,7 +69,7 @@ class _Watch:
         self.result, self.limit_s, self.read = result, limit_s, 0
         self.started = self.last_event = time.monotonic()
         self.loaded_at = None
-        self.stall_s = max(3.0, limit_s / 2)
+        self.stall_s = result.stall_limit_s = max(3.0, limit_s / 2)
         # The probe builds the loader again: about as long as the first build took, and never
         # longer than the build limit its child enforces itself (plus the child's start).
         self.build_allowance = min(2 * build_s + 20.0, BUILD_LIMIT_S + 10.0)
@@ -78,7 +80,10 @@ class _Watch:
             event = _event(lines[self.read], result)
             self.read += 1
             if event:
-                self.last_event = time.monotonic()
+                now = time.monotonic()
+                if self.loaded_at is not None and result.stage:
+                    result.longest_gap_s = max(result.longest_gap_s, now - self.last_event)
+                self.last_event = now
                 if event["event"] == events.LOADED:
                     self.loaded_at = self.last_event
         now = time.monotonic()

@@ -51,6 +51,10 @@ CONTRACT = {
     "FIXES": ("data", '{"copy-on-read": "…"}: the fix text of each finding it makes'),
     "ERRORS": ("data", "[(regex, finding name)]: error texts that point to it (the error table; optional)"),
     "LOG_TEXTS": ("data", "[(regex, finding name)]: warnings that name it in a log on their own (explain; optional)"),
+    "CONTEXT": ("data", "regex: frames where its generic ERRORS count without a DataLoader, because its lesson holds "
+                        "whoever started the process (explain; optional)"),
+    "HEALTHY": ("data", "how often a healthy loader trips each of its rules, measured (tests/loaders/false_alarms.py, "
+                        "tests/jobs/false_alarms.py), or why no chance is in a rule"),
     "static": ("hook(examined)", "[Finding]: what the loader, its dataset and this process show"),
     "measured": ("hook(examined, probe)", "[Finding]: what the probe's events show"),
     "running": ("hook(job)", "[Finding]: what a job running now shows (doctor --pid; a job.Job)"),
@@ -59,7 +63,7 @@ CONTRACT = {
     "error_detail": ("hook(error, probe)", "str: words added to the headline of an error its ERRORS matched"),
 }
 # The module docstring's first line is the cause `explain` quotes beside a matched text.
-REQUIRED = ("SCENARIO", "FIXES")
+REQUIRED = ("SCENARIO", "FIXES", "HEALTHY")
 
 
 def contract_problems(check) -> list[str]:

@@ -23,6 +23,11 @@ FIXES = {
             "(scenario 04)",
 }
 ERRORS = [(r"DataLoader timed out after", "hang")]
+# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+HEALTHY = ("threads-and-locks, threads-at-fork, timeout: read from this process and the loader, no chance in "
+           "them; 0 risks in 360 runs of the 30 well-built public loaders (a note on 2). hang: the probe's "
+           "longest wait between events reached 0.085 of its stall limit in those runs (nearest loader: mean "
+           "0.058, sd 0.013; the limit 70 sd away). doctor --pid: 0 of 120 examinations of two healthy jobs")
 _found = finder(SCENARIO, FIXES)
 
 

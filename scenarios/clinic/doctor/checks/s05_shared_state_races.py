@@ -11,6 +11,9 @@ FIXES = {
                     "ctx = multiprocessing.get_context(method); ctx.Lock(), and pass multiprocessing_context=ctx",
 }
 ERRORS = [(r"SemLock created in a fork context", "lock-context")]
+# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+HEALTHY = ("the same reads change the same attributes, no chance in it: 0 in 360 runs of the 30 well-built "
+           "public loaders")
 _found = finder(SCENARIO, FIXES)
 
 

@@ -9,6 +9,9 @@ FIXES = {
     "open-connection": "fixes/per_worker.py (PerWorker(connect): each process, every worker included, opens "
                        "its own connection on first use)",
 }
+# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+HEALTHY = ("the handles open when examined, no chance in it: 0 in 360 runs of the 30 well-built public "
+           "loaders")
 _found = finder(SCENARIO, FIXES)
 
 

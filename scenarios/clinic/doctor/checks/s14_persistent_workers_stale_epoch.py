@@ -11,6 +11,9 @@ FIXES = {
                               "tensor after .share_memory_(), a multiprocessing.Value) and read it in __getitem__, "
                               "or persistent_workers=False",
 }
+# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+HEALTHY = ("read from the source and the setup, no chance in it: 0 in 360 runs of the 30 well-built public "
+           "loaders")
 _found = finder(SCENARIO, FIXES)
 
 

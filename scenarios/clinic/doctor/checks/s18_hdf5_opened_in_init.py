@@ -11,6 +11,9 @@ FIXES = {
 # HDF5's own words when two workers move one shared offset under each other.
 ERRORS = [(r"filter returned failure during read|wrong B-tree signature|bad symbol table|Can't read data"
            r"|bad object header|incorrect metadata checksum|can't read data", "hdf5-handle")]
+# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+HEALTHY = ("the handles open when examined, no chance in it: 0 in 360 runs of the 30 well-built public "
+           "loaders")
 _found = finder(SCENARIO, FIXES)
 
 

@@ -14,6 +14,9 @@ LOG_TEXTS = [(r"huggingface/tokenizers: The current process just got forked, aft
               "tokenizers-before-fork")]
 # tokenizers' rule for the variable: anything but these turns parallelism on.
 _OFF = ("", "off", "false", "f", "no", "n", "0")
+# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+HEALTHY = ("read from this process, no chance in it: 0 risks in 360 runs of the 30 well-built public loaders "
+           "(a note on 1)")
 _found = finder(SCENARIO, FIXES)
 
 
