@@ -5,8 +5,11 @@ The texts are the checks' own ERRORS and LOG_TEXTS (checks/__init__.py's error t
 probe uses); the catalogue (catalogue.txt, read from the sources that print each message) says
 which messages only the DataLoader's path prints.  Those count wherever they appear, bare or in a
 traceback; a generic one (an OSError, a KeyError, CUDA out of memory) counts only in a DataLoader's
-context: its frames, "Caught … in DataLoader worker process N", a worker's pid.  Launchers' and
-loggers' wrapping is undone first.  Each failure is named once, in the order the log shows them.
+context: its frames, "Caught … in DataLoader worker process N", a worker's pid; or in the frames a
+check names (CONTEXT) where its lesson holds whoever started the process.  Pasted alone, a generic
+text names nothing: searched by the text alone, at most half the public posts of each were a
+DataLoader's (tests/logs/public/BASE_RATES.md).  Launchers' and loggers' wrapping is undone first.
+Each failure is named once, in the order the log shows them.
 Exit status: 0 nothing found, 1 something found, 2 no such file or empty input.
 """
 from __future__ import annotations
