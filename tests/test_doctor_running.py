@@ -1,6 +1,7 @@
-"""`doctor --pid` and `doctor --orphans` on real jobs: a hang on a lock copied at fork, copy-on-read
-growth, kept batches near a low `ulimit -n`, BLAS pools that oversubscribe the cores, a healthy
-job, and a forkserver job killed with SIGKILL.
+"""`doctor --pid` and `doctor --orphans` on real jobs: a hang on a lock copied at fork (started by
+torchrun), copy-on-read growth, kept batches near a low `ulimit -n` (one started by a shell
+script), BLAS pools that oversubscribe the cores, healthy jobs, and a forkserver job killed with
+SIGKILL.
 Each job is examined while it runs and must be running, unchanged, afterwards; every process a
 test starts is gone at its end, and /dev/shm holds nothing of theirs."""
 import json
@@ -105,8 +106,8 @@ def examined(job: Job, *args) -> tuple[int, list]:
     return done.returncode, json.loads(done.stdout)["findings"]
 
 
+# lock_hang.py (01) is examined below, started by torchrun and given the agent's PID.
 @pytest.mark.parametrize("name, scenario, check", [
-    ("lock_hang", "01", "hang"),
     ("copy_on_read", "03", "copy-on-read"),
     ("kept_batches", "08", "descriptor-budget"),
     ("oversubscribed", "21", "threads-per-worker"),
@@ -137,22 +138,30 @@ def test_a_healthy_job_has_no_risk_and_a_workers_pid_leads_to_its_trainer():
 FINDING_KEYS = {"scenario", "level", "check", "evidence", "fix", "readme"}
 
 
+def _through_launcher(name: str, launcher: str, check: str, **job) -> tuple[int, int, int, list, str]:
+    """(launcher's PID, trainer's PID, status, findings, the report of `check` alone) of a job started
+    by a launcher and examined from the launcher's PID."""
+    job = Job(name, launcher=launcher, **job)
+    try:
+        trainer = next(p.pid for p in psutil.Process(job.proc.pid).children() if name in _command(p.pid))
+        status, findings = examined(job)
+        text = doctor("--pid", str(job.proc.pid), "--seconds", "1", "--check", check).stdout
+    finally:
+        job.end()
+    return job.proc.pid, trainer, status, findings, text
+
+
 def test_kept_batches_near_a_limit_of_1024_through_a_launcher():
     # Issue 27: 806 of 1,024 descriptors held in kept batches went unflagged under a fixed 80 %.
     # Given the shell launcher's PID, the doctor finds the trainer below it and says so.
-    job = Job("kept_batches", ready="kept", args=("1024", "403"), launcher="bash")
-    try:
-        trainer = next(p.pid for p in psutil.Process(job.proc.pid).children() if "kept_batches" in _command(p.pid))
-        status, findings = examined(job)
-        text = doctor("--pid", str(job.proc.pid), "--seconds", "1", "--check", "08").stdout
-    finally:
-        job.end()
+    launcher, trainer, status, findings, text = _through_launcher("kept_batches", "bash", "08", ready="kept",
+                                                                  args=("1024", "403"))
     risk = next(f for f in findings if f["scenario"] == "08" and f["level"] == "risk")
     assert status == 1 and set(risk) == FINDING_KEYS, findings
     held = re.search(r"([\d,]+) of them are torch's shared-memory descriptors", risk["evidence"])
     held = int(held[1].replace(",", ""))
     assert 780 <= held <= 830 and "limit of 1,024" in risk["evidence"], risk["evidence"]
-    assert f"examined {trainer} (runs DataLoader workers below bash {job.proc.pid}" in text, text
+    assert f"examined {trainer} (runs DataLoader workers below bash {launcher}" in text, text
 
 
 def test_a_busy_healthy_job_through_a_launcher_has_no_risk():
@@ -167,13 +176,7 @@ def test_a_busy_healthy_job_through_a_launcher_has_no_risk():
 def test_a_hung_job_through_torchrun_is_named_from_the_agents_pid():
     # Issue 27: a launcher's PID once gave "0 risks" on a hung job. torchrun's agent is itself a
     # Python process that imports torch; the doctor must pass it for the trainer below it.
-    job = Job("lock_hang", launcher="torchrun")
-    try:
-        trainer = next(p.pid for p in psutil.Process(job.proc.pid).children() if "lock_hang" in _command(p.pid))
-        status, findings = examined(job)
-        text = doctor("--pid", str(job.proc.pid), "--seconds", "1", "--check", "01").stdout
-    finally:
-        job.end()
+    _, trainer, status, findings, text = _through_launcher("lock_hang", "torchrun", "01")
     assert status == 1 and ("01", "hang") in {(f["scenario"], f["check"]) for f in findings if f["level"] == "risk"}
     assert f"examined {trainer} (runs DataLoader workers below" in text, text
 

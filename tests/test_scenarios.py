@@ -5,6 +5,7 @@ specific to it.  Each variant runs once per session (conftest.scenario_report), 
 runs serve the scenario tests and the notebooks.
 """
 import re
+from pathlib import Path
 
 import pytest
 
@@ -25,7 +26,14 @@ def test_variant_shows_what_its_declaration_says(number, variant):
     assert run["outcome"] == declared["expect"], run["evidence"] + "\n" + run["output_tail"][-3000:]
     assert run["as_expected"], f"{run['breaches']}\n{run['output_tail'][-3000:]}"
     assert run["surviving_processes"] == 0, "processes outlived the run"
-    assert run["leaked_shm_files"] == [], f"left /dev/shm files {run['leaked_shm_files']}"
+    left = run["leaked_shm_files"]
+    # A run that ends in an error or a hang has its workers stopped wherever they are: one stopped
+    # between creating a shared block and unlinking it leaves torch's file (08's broken.py, once in
+    # some six suite runs). The runner removes it and its report names it; a run that completes
+    # leaves nothing at all.
+    stopped = declared["expect"] != "completed" and all(name.startswith("torch_") for name in left)
+    assert not left or stopped, f"left /dev/shm files {left}"
+    assert not [name for name in left if (Path("/dev/shm") / name).exists()], "the runner did not remove them"
     if declared["expect"] != "hang":
         assert not run["stacks"], "a variant that should end by itself ran into its limit"
 
