@@ -53,11 +53,13 @@ def pytest_configure(config):
 @pytest.hookimpl(tryfirst=True)  # before xdist turns the marks into groups
 def pytest_collection_modifyitems(config, items):
     # `make test` runs two pytest workers (pytest-xdist, --dist loadgroup): every test of one
-    # scenario goes to the same worker, which runs its variants once; other tests by file.
+    # scenario goes to the same worker, which runs its variants once, a graded attempt of its
+    # exercise too (shortcut_03_…, corpus/10_…: one file's attempts in one group were a long tail
+    # at the suite's end); other tests by file.
     # test_doctor_loader.py asserts that /dev/shm holds no new file after its probes: it shares a
     # worker with scenario 08, whose myth check leaves files there for seconds on purpose.
     for item in items:
-        number = re.search(r"test_scenario_(\d\d)|\[(\d\d)", item.nodeid)
+        number = re.search(r"test_scenario_(\d\d)|\[(?:corpus/|shortcut_|partial_)?(\d\d)", item.nodeid)
         group = next(g for g in number.groups() if g) if number else item.path.name
         item.add_marker(pytest.mark.xdist_group("08" if group == "test_doctor_loader.py" else group))
 
