@@ -29,7 +29,7 @@ def test_variant_shows_what_its_declaration_says(number, variant):
     left = run["leaked_shm_files"]
     # A run that ends in an error or a hang has its workers stopped wherever they are: one stopped
     # between creating a shared block and unlinking it leaves torch's file (08's broken.py, once in
-    # some six suite runs). The runner removes it and its report names it; a run that completes
+    # five suite runs). The runner removes it and its report names it; a run that completes
     # leaves nothing at all.
     stopped = declared["expect"] != "completed" and all(name.startswith("torch_") for name in left)
     assert not left or stopped, f"left /dev/shm files {left}"

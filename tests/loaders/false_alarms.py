@@ -29,6 +29,7 @@ from test_doctor_public_loaders import PROBE_LIMIT_S, PUBLIC, WELL_BUILT  # noqa
 from scenarios.clinic.doctor import events  # noqa: E402  (the same)
 from scenarios.clinic.doctor.checks import s03_list_refcount_growth as s03  # noqa: E402  (the same)
 from scenarios.clinic.doctor.checks import s12_identical_augmentations as s12  # noqa: E402  (the same)
+from scenarios.clinic.doctor.checks import s13_iterable_dataset_duplicates as s13  # noqa: E402  (the same)
 from scenarios.clinic.doctor.engine import examine_file  # noqa: E402  (the same)
 
 # The datasets loaders go last: importing datasets changes this process's multiprocessing settings.
@@ -44,7 +45,8 @@ def margins(findings) -> dict:
         found["01 longest wait / stall limit"] = probe.longest_gap_s / probe.stall_limit_s
     grown = s03._growth(setup, probe)
     if grown:
-        late, epoch = max(grown["per_batch_mb"], 0.0) / 0.05, max(grown["projected_mb"], 0.0) / s03._COPY_RISK_MB
+        late = max(grown["per_batch_mb"], 0.0) / s03._LATE_MB_PER_BATCH
+        epoch = max(grown["projected_mb"], 0.0) / s03._COPY_RISK_MB
         found["03 growth (nearer of 0.05 MB/batch, 50 MB)"] = min(late, epoch)   # the rule needs both
     drawn = probe.first(events.DRAWS)
     pairs = list(zip(*drawn.get("by_worker", [])[:2])) if drawn and s12._verdict(drawn) else []
@@ -52,7 +54,7 @@ def margins(findings) -> dict:
         found["12 agreeing draws / all"] = sum(a == b for a, b in pairs[:events.DRAW_PAIRS]) / events.DRAW_PAIRS
     iterate = probe.first(events.ITERATE)
     if setup.iterable and iterate and iterate.get("sample_hashes"):
-        bound = max(8, len(iterate["sample_hashes"]) // 4)
+        bound = s13._repeat_bound(iterate["sample_hashes"])
         found["13 samples two workers sent / bound"] = iterate.get("across_workers", 0) / bound
     return found
 

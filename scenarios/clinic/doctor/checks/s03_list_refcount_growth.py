@@ -4,6 +4,7 @@ from scenarios.clinic.doctor.findings import MIB, finder, mb
 
 SCENARIO = "03"
 _COPY_RISK_MB = 50         # per worker, what scenario 03's broken.py allows itself
+_LATE_MB_PER_BATCH = 0.05  # growth still going on in the second half of the probe
 FIXES = {
     "copy-on-read": "fixes/packed_records.py (PackedRecords: the records in one numpy buffer), or keep the index "
                     "in numpy arrays or tensors instead of lists of dicts and strings",
@@ -80,7 +81,7 @@ def measured(examined, probe):
     if examined.holdings is not None and examined.holdings.only_buffers:
         return []  # tensors and arrays only: a read writes no reference count; growth is another cause
     figures = _growth(setup, probe)
-    if not figures or figures["projected_mb"] < _COPY_RISK_MB or figures["per_batch_mb"] < 0.05:
+    if not figures or figures["projected_mb"] < _COPY_RISK_MB or figures["per_batch_mb"] < _LATE_MB_PER_BATCH:
         return []  # what grew early (warm-up) and then stopped is no finding
     projected = figures["projected_mb"]
     return [_found("risk" if setup.start_method == "fork" else "note", "copy-on-read",

@@ -53,6 +53,11 @@ def _split_seen(iterate: dict) -> str:
             f"{iterate.get('across_workers', 0)} delivered by more than one worker)") if counts else ""
 
 
+def _repeat_bound(seen: list) -> int:
+    """How many samples two workers must both deliver to be a replayed stream, not chance."""
+    return max(8, len(seen) // 4)
+
+
 def measured(examined, probe):
     iterate, compare = probe.first(events.ITERATE), probe.first(events.COMPARE)
     workers = examined.workers
@@ -71,7 +76,7 @@ def measured(examined, probe):
     # The fault itself: one sample delivered by two workers (counted per worker where torch says
     # which worker sent a batch; else any repeat), while num_workers=0 repeats nothing.
     repeated = iterate.get("across_workers", _repeats(seen))
-    if len(baseline) == len(seen) and repeated >= max(8, len(seen) // 4) and _repeats(baseline) == 0:
+    if len(baseline) == len(seen) and repeated >= _repeat_bound(seen) and _repeats(baseline) == 0:
         return [_found("risk", "duplicate-samples",
                        f"measured: {repeated} of the first {len(seen)} samples the workers delivered were exact copies "
                        "of another "
