@@ -256,7 +256,7 @@ def test_the_spawned_childs_side_of_a_failed_pickling_is_09s():
 
 
 def test_a_pickling_error_in_the_start_methods_own_frames_is_09s_whatever_process_started():
-    # Base rates (tests/logs/public/SOURCES.md): the start method's pickling of the process object
+    # Base rates (tests/logs/public/BASE_RATES.md): the start method's pickling of the process object
     # (reduction.dump) fails the same for DataLoader workers and the script's own processes, and 09's
     # lesson holds for both; a Pool sending a task (reduction.dumps) is no start method.
     error = "AttributeError: Can't pickle local object 'Images.__init__.<locals>.<lambda>'\n"
