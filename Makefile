@@ -7,6 +7,7 @@ PYTHON ?= $(VENV)/bin/python
 TORCH_VERSION := $(shell sed -n 's/^torch==//p' requirements.txt)
 # PyTorch's CPU-only wheels: a laptop downloads about 200 MB, where PyPI's torch for Linux is
 # a CUDA build of several GB.  For a GPU build: make setup TORCH_INDEX=https://download.pytorch.org/whl/cu128
+# (from any state: it replaces a CPU torch already in .venv), or a machine's own CUDA torch: PYTHON=python3.
 # With TORCH_INDEX= (empty), torch comes from your default index (PyPI or a mirror).
 TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 SCENARIO_DIRS := $(sort $(wildcard scenarios/[0-9][0-9]_*))
@@ -19,7 +20,7 @@ SETUP :=
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lint test test-full notebooks figures tables workshop workshop-status doctor explain bench clean clean-all list
+.PHONY: help setup lint test test-full notebooks figures gpu-check tables workshop workshop-status doctor explain bench clean clean-all list new
 
 help:
 	@echo "DataLoader Clinic: PyTorch DataLoader failures, reproduced and fixed"
@@ -31,9 +32,14 @@ help:
 	@echo "  make test-full     make test, plus every myth_* and measure_* variant and the walkthroughs executed"
 	@echo "  make lint          ruff, the pinned linter, over the code (rules: pyproject.toml)"
 	@echo "  make notebooks     re-execute the walkthroughs in notebooks/ in place"
-	@echo "  make figures       run every variant once; rewrite each README's Measured block, the tables and the notebooks from it, the Benchmarks block from the stored bench run"
-	@echo "  make tables        rewrite the front page's and WORKSHOP.md's tables from the declarations and Measured blocks (runs nothing)"
+	@echo "  make figures       run every variant once; store each run (measured/cpu.json or gpu.json), rewrite what is rendered from them"
+	@echo "                     and the notebooks; the Benchmarks block from the stored bench run"
+	@echo "  make gpu-check     on a CUDA GPU, in 5 minutes: every variant of the GPU scenarios and their tests, into one archive"
+	@echo "                     that make figures TAKE_IN=out/gpu-check/….tar.gz stores as their gpu runs"
+	@echo "  make tables        rewrite the READMEs' Measured blocks and the front page's and WORKSHOP.md's tables from the declarations"
+	@echo "                     and the stored runs, scenarios/NN_*/measured/*.json (runs nothing)"
 	@echo "  make list          the scenarios, one line each"
+	@echo "  make new NN=34 SLUG=name   write a new scenario's skeleton (every file it adds; nothing else to edit)"
 	@echo "  make workshop      every scenario in order, then a summary table (demo mode)"
 	@echo "  make practice-NN   exercise NN: copy broken.py to workshop/ (never over your attempt)"
 	@echo "  make check-NN      grade your workshop/NN_*.py (FILE=path to grade another file)"
@@ -57,7 +63,29 @@ help:
 	  printf "  %s  %s\n" "$$(basename $$d | cut -c1-2)" "$$(sed -n 's/^title = "\(.*\)"/\1/p' $$d/scenario.toml | sed 's/\\"/"/g')"; \
 	done
 
+# A torch build other than .venv's (`make setup TORCH_INDEX=…/cu128` after any target set up the CPU
+# one) replaces it: the build is torch's local version label (2.13.0+cpu, +cu128), the index's last
+# part (cpu, cu128, rocm6.4) names the one asked for, and is installed by that label whatever else pip finds.  With PYTHON given, setup installs nothing: that Python is used as it is.
 setup: $(SETUP)
+ifeq ($(SETUP),)
+	@echo "PYTHON=$(PYTHON) is used as it is: setup installs nothing into it"
+else
+	@have=$$($(PYTHON) -c "from importlib.metadata import version; print(version('torch').partition('+')[2])"); \
+	want=$$(echo "$(notdir $(TORCH_INDEX))" | grep -xE 'cpu|cu[0-9]+|rocm[0-9.]+|xpu'); \
+	if [ "$$have" != "$$want" ]; then \
+	  echo "replacing torch $(TORCH_VERSION)$${have:++$$have} in $(VENV) with torch $(TORCH_VERSION)$${want:++$$want}"; \
+	  $(PYTHON) -m pip uninstall --quiet -y torch; \
+	  if ! $(PYTHON) -m pip install --quiet $(if $(TORCH_INDEX),--index-url "$(TORCH_INDEX)") "torch==$(TORCH_VERSION)$${want:++$$want}"; then \
+	    echo "error: torch $(TORCH_VERSION)$${want:++$$want} could not be installed from $(or $(TORCH_INDEX),the default index);" \
+	      "putting torch $(TORCH_VERSION)$${have:++$$have} back. Pick the index of a CUDA your driver supports (nvidia-smi" \
+	      "shows it; https://download.pytorch.org/whl/cu126, cu128, cu130), or use the machine's own Python:" \
+	      "make scenario-25 PYTHON=python3" >&2; \
+	    $(PYTHON) -m pip install --quiet $${have:+--index-url https://download.pytorch.org/whl/$$have} "torch==$(TORCH_VERSION)$${have:++$$have}"; \
+	    exit 2; \
+	  fi; \
+	  $(PYTHON) -m pip install --quiet -r requirements.txt; \
+	fi
+endif
 
 $(VENV)/.installed: requirements.txt
 	@command -v python3 >/dev/null || { echo "error: python3 not found; install Python 3.11+" >&2; exit 2; }
@@ -89,6 +117,10 @@ diff-%:
 list: $(SETUP)
 	@$(PYTHON) -m scenarios list
 
+# The skeleton of a new scenario, every file of it NOT YET WRITTEN until written (make test says which).
+new: $(SETUP)
+	@$(PYTHON) -m scenarios new "$(NN)" "$(SLUG)"
+
 # Two pytest workers: while one scenario's script waits (a hang, a timeout, simulated storage),
 # the other core runs another scenario.  All tests of one scenario share a worker (conftest.py).
 TEST_WORKERS ?= 2
@@ -108,13 +140,26 @@ test-full: $(SETUP) lint
 notebooks: $(SETUP)
 	$(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb
 
-# One run of every variant feeds the READMEs' Measured blocks (then the tables made from them) and the notebooks; the top README's
+# One run of every variant, stored as data (measured/<kind>.json), feeds the READMEs' Measured blocks, the tables and the notebooks; the top README's
 # Benchmarks block comes from the stored bench run (no benchmark runs here).
+# TAKE_IN=ARCHIVE (what `make gpu-check` leaves): store its runs as the gpu ones, run nothing, and
+# re-execute the GPU walkthroughs, which show the stored run where no card is.
+GPU_NOTEBOOKS = $(patsubst scenarios/%/scenario.toml,notebooks/%.ipynb,$(shell grep -l '"cuda"' scenarios/[0-9][0-9]_*/scenario.toml))
 figures: $(SETUP)
-	@results=$$(mktemp -d); trap 'rm -rf "$$results"' EXIT; \
-	CLINIC_RESULTS_DIR=$$results $(PYTHON) -m scenarios figures all && \
-	$(PYTHON) -m scenarios bench --figures && \
-	CLINIC_RESULTS_DIR=$$results $(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb
+	@if [ -n "$(TAKE_IN)" ]; then \
+	  $(PYTHON) -m scenarios figures --take-in "$(TAKE_IN)" && \
+	  $(PYTHON) -m jupyter execute --inplace --timeout=600 $(GPU_NOTEBOOKS); \
+	else \
+	  results=$$(mktemp -d); trap 'rm -rf "$$results"' EXIT; \
+	  CLINIC_RESULTS_DIR=$$results $(PYTHON) -m scenarios figures all && \
+	  $(PYTHON) -m scenarios bench --figures && \
+	  CLINIC_RESULTS_DIR=$$results $(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb; \
+	fi
+
+# On a machine with a CUDA GPU: every variant of the GPU scenarios, their tests and the doctor's CUDA
+# cases within 5 minutes, into one archive in out/gpu-check/ (exit 3 where there is no card).
+gpu-check: $(SETUP)
+	@$(PYTHON) -m scenarios.clinic.gpu_check
 
 workshop: $(SETUP)
 	@$(PYTHON) -m scenarios run all

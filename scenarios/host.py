@@ -77,8 +77,10 @@ def py_spy_problem() -> str | None:
 
 # ---------------------------------------------------------------- a CUDA device
 
-CUDA_BUILD_HINT = ("make setup TORCH_INDEX=https://download.pytorch.org/whl/cu128, "
-                   "or PYTHON=python3 where torch has CUDA")
+# What works from any state (Makefile, `setup`): it replaces a CPU torch already in .venv.
+CUDA_BUILD_HINT = ("`make setup TORCH_INDEX=https://download.pytorch.org/whl/cu128` puts a CUDA torch in .venv, "
+                   "in place of a CPU one (cu126, cu130: another CUDA your driver supports, as nvidia-smi shows); "
+                   "or, where the machine's own python3 has a CUDA torch, add PYTHON=python3 to any make command")
 
 
 def cuda_problem_here() -> str | None:

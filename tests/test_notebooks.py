@@ -114,3 +114,20 @@ def test_a_plot_without_its_picture_is_excused_only_by_a_run_that_could_not_happ
     assert _plots_missing(notebook("✔ fixed", no_figure))
     assert _plots_missing(notebook(not_run, ""))
     assert not _plots_missing(notebook(not_run, no_figure))
+
+
+def test_a_gpu_walkthrough_stored_without_a_card_shows_the_stored_gpu_run_as_it_is_now():
+    # Where the stored output says the runs could not happen here, the walkthrough printed the
+    # stored run of a machine with a GPU (measured/gpu.json): a newer one stored since must be shown.
+    from scenarios.clinic import measured
+    from scenarios.clinic.run.declarations import discover
+
+    for number, scenario in discover().items():
+        record = measured.load(scenario.path, "gpu") if "cuda" in scenario.needs else None
+        path = REPO_ROOT / "notebooks" / f"{scenario.slug}.ipynb"
+        if record is None or not path.is_file():
+            continue
+        said = "".join(text for _, _, cell in _code_cells(nbformat.read(path, as_version=4))
+                       for out in cell.outputs for text in _texts(out))
+        if "cannot run here" in said:
+            assert measured.summary_text(record) in said, f"{path.name}: re-execute it (make notebooks)"

@@ -5,16 +5,14 @@ import subprocess
 import pytest
 
 from conftest import REPO_ROOT
-from scenarios.clinic import tables
-from scenarios.clinic.blocks import read_block
+from scenarios.clinic import measured, tables
+from scenarios.clinic.blocks import markers, read_block
 from scenarios.clinic.run.declarations import get_scenario
-from scenarios.clinic.run.report import BEGIN, END, read_measured
+from scenarios.clinic.skeleton import SECTIONS  # what `python -m scenarios new` writes
 
+BEGIN, END = markers(measured.MEASURED)
 SCENARIO_DIRS = sorted(p for p in (REPO_ROOT / "scenarios").glob("[0-9][0-9]_*") if p.is_dir())
 NUMBERS = [p.name[:2] for p in SCENARIO_DIRS]
-SECTIONS = ["Symptom", "Where you meet it", "Root cause", "Diagnose it in your own code",
-            "The fix", "Myth check", "On Python 3.14 and later (forkserver by default)",
-            "Measured", "References", "Files"]
 # Labels and paths a reader of the repository cannot follow: the source articles are cited by
 # their public titles, and paths are shown relative to the repository or to site-packages.
 UNFOLLOWABLE = re.compile(r"\bseeds? ?0[0-9]{2}\b|\.\./shared|shared" r"/seeds"
@@ -29,8 +27,9 @@ def _first_cells(path, block: str) -> list[str]:
 
 
 def test_generated_tables_are_as_their_one_writer_writes_them():
-    # Each has one writer, `python -m scenarios tables` (run by `make figures`); an edit by hand, a new
-    # scenario or a new Measured block without a rerun shows here, naming the table.
+    # Each has one writer, `python -m scenarios tables` (run by `make figures`): the tables and every
+    # README's Measured block, rendered from the stored runs (measured/*.json).  An edit by hand, a
+    # new scenario or a stored run without a rerun shows here, naming the block.
     assert tables.stale() == [], "run `python -m scenarios tables` (or make tables)"
 
 
@@ -75,9 +74,11 @@ def test_front_page_timings_are_the_generated_block():
     text = (REPO_ROOT / "README.md").read_text()
     section = text.split("## How long it takes", 1)[1].split("\n## ", 1)[0]
     assert "<!-- timings:begin -->" in section and BEGIN not in section
-    # The figures are the Measured blocks': 03's row is its broken and fixed seconds, summed.
-    stamp, seconds = read_measured(get_scenario("03"))
-    assert stamp in section and f"| 03 | {seconds['broken'] + seconds['fixed']:.0f} s |" in section
+    # The figures are the stored runs': 03's row is its broken and fixed seconds, summed.
+    record = measured.load(get_scenario("03").path, "cpu")
+    seconds = record.seconds()
+    assert measured.stamp(record.machine, cpu_model=False) in section
+    assert f"| 03 | {seconds['broken'] + seconds['fixed']:.0f} s |" in section
 
 
 @pytest.mark.parametrize("folder", SCENARIO_DIRS, ids=[p.name[:2] for p in SCENARIO_DIRS])

@@ -99,6 +99,18 @@ def test_metrics_are_parsed_and_judged_against_bounds(tmp_path):
     assert not result["as_expected"]
 
 
+def test_a_breach_is_a_record_read_by_field_and_said_at_the_edge():
+    from scenarios.clinic.run.judge import Breach, Differs, breaches
+
+    spec = {"expect": "completed", "evidence": "done", "metrics": {"grew_mb": {"max": 50}, "count": {"min": 3}}}
+    found = breaches(spec, {"outcome": "error", "evidence": "Boom", "metrics": {"grew_mb": 161.5}})
+    assert found == [Breach(Differs.OUTCOME, value="error", bound="completed"), Breach(Differs.EVIDENCE, bound="done"),
+                     Breach(Differs.ABOVE, "grew_mb", 161.5, 50), Breach(Differs.UNMEASURED, "count")]
+    assert [str(b) for b in found] == ["outcome error, declared completed", "output lacks /done/",
+                                       "grew_mb=161.5 > 50", "count was not measured"]
+    assert json.loads(json.dumps({"kind": found[2].kind})) == {"kind": "above"}   # a str-valued enum
+
+
 @pytest.mark.parametrize("share, breaches, unjudged", [
     (None, ["ratio is a timing bound, and cpu_wait_share was not measured"], 0),
     (0.05, ["ratio=0.5 < 0.9"], 0),
@@ -262,20 +274,6 @@ def test_status_of_many_scenarios_mismatch_beats_cannot_run_beats_ok():
 def test_summary_names_the_scenarios_not_run_and_why():
     text = report.summary([], {"04": "needs `unshare` from util-linux"})
     assert "04  not run here: needs `unshare` from util-linux" in text
-
-
-def test_measured_block_is_written_between_the_markers(tmp_path, monkeypatch):
-    readme = tmp_path / "README.md"
-    readme.write_text(f"# T\n\n## Measured\n{report.BEGIN}\nold\n{report.END}\n\n## References\n")
-    monkeypatch.setattr(report, "get_scenario", lambda number: declarations.Scenario(
-        "00", "00_t", tmp_path, "t", [], 1, {}))
-    monkeypatch.setattr(report, "REPO_ROOT", tmp_path)
-    run_ = {"outcome": "error", "seconds": 1.25, "evidence": "OSError: a | b", "as_expected": True,
-            "metrics": {"seconds": 1.25, "images_consumed": 32.0}}
-    report.write_measured({"scenario": "00", "torch": "2.13.0", "python": "3.11.7", "variants": {"broken": run_}})
-    text = readme.read_text()
-    assert "old" not in text and text.endswith("## References\n")
-    assert "| `broken` | error | 1.2 | `OSError: a \\| b` | images_consumed=32 |" in text
 
 
 @pytest.mark.parametrize("stop, status", [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "Ctrl-C"])

@@ -1,17 +1,19 @@
-"""`tables`: the generated tables of the front page and of WORKSHOP.md, rewritten from what the
-repository already holds; it runs nothing.  `make figures` calls it after the Measured blocks.
+"""`tables`: every generated block that shows stored figures or declarations, rewritten from what
+the repository already holds; it runs nothing.  `make figures` calls it after storing a run.
 
     python -m scenarios tables            # rewrite them
     python -m scenarios tables --check    # exit 1, writing nothing, where one is out of date
 
-Scenarios are the scenarios/NN_*/ folders, fixes the fixes/*.py files; each table has one source:
+Scenarios are the scenarios/NN_*/ folders, fixes the fixes/*.py files; each block has one source:
+- each scenario README's Measured block: its stored runs, `measured/cpu.json` then `gpu.json`
+  (scenarios/clinic/measured.py);
 - README.md's symptom table: each scenario.toml's [[symptoms]]; each scenario's first row (its
   main symptom) comes first, so that the table opens with one line per scenario, then the others;
 - README.md's fixes table, a row per fix: its docstring's first sentence, and the fixed*.py
   scripts that import from it;
-- README.md's timings and WORKSHOP.md's exercises, a row per scenario: its Measured block
-  (run/report.py), the one stored result of its last run of every variant, and its scenario.toml;
-  a scenario without one reads "not run here".
+- README.md's timings and WORKSHOP.md's exercises, a row per scenario: its stored run (the cpu
+  one, else the gpu one, marked † with the machine it came from) and its scenario.toml; a scenario
+  without one reads "not run here".
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import sys
 from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
 from scenarios.clinic.blocks import read_block, replace_block
 from scenarios.clinic.run.declarations import ScenarioError, discover
-from scenarios.clinic.run.report import read_measured
+from scenarios.clinic.measured import MEASURED, block_body, load_all, shown_run, stamp
 from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 FRONT_PAGE, WORKSHOP = REPO_ROOT / "README.md", SCENARIOS_DIR / "WORKSHOP.md"
@@ -76,16 +78,29 @@ def fixes_table() -> str:
     return "\n".join(lines)
 
 
-def _stamps(measured: dict) -> tuple[str, dict[str, str]]:
-    """The stamp most blocks share, and each scenario measured with another (its figures say so)."""
-    stamps = {number: stamp for number, (stamp, seconds) in measured.items() if seconds}
+def _shown(scenarios: dict) -> dict:
+    """number -> the stored run each table shows (measured.shown_run), or None."""
+    return {number: shown_run(load_all(scenario.path)) for number, scenario in scenarios.items()}
+
+
+def _stamps(shown: dict) -> tuple[str, dict[str, str]]:
+    """The stamp most runs share, and each scenario measured with another (its figures say so)."""
+    stamps = {number: stamp(record.machine, cpu_model=False) for number, record in shown.items() if record}
     common = collections.Counter(stamps.values()).most_common(1)
     usual = common[0][0] if common else "nothing measured yet"
-    return usual, {number: stamp for number, stamp in stamps.items() if stamp != usual}
+    return usual, {number: s for number, s in stamps.items() if s != usual}
 
 
-def _footnotes(others: dict[str, str]) -> list[str]:
-    return ["", *(f"† {number}: measured with {stamp}." for number, stamp in others.items())] if others else []
+def _footnotes(others: dict[str, str], shown: dict) -> list[str]:
+    """One † line per other machine, naming its scenarios, and any variant that ran there not as declared."""
+    lines = []
+    for other in dict.fromkeys(others.values()):
+        numbers = [number for number, s in others.items() if s == other]
+        differed = [f"{number}'s {', '.join(f'`{v}`' for v in shown[number].not_as_declared())}"
+                    for number in numbers if shown[number].not_as_declared()]
+        lines.append(f"† {', '.join(numbers)}: measured with {other}"
+                     + (f"; not as declared there: {'; '.join(differed)}." if differed else "."))
+    return ["", *lines] if lines else []
 
 
 def _timing_row(number: str, seconds: dict | None, other_stamp: bool) -> str:
@@ -96,32 +111,42 @@ def _timing_row(number: str, seconds: dict | None, other_stamp: bool) -> str:
             f"| {sum(seconds.values()):.0f} s | `{slowest}` {seconds[slowest]:.0f} s |")
 
 
+def _in_all(runs: dict, others: dict, missing: list) -> str:
+    """The sums, of the runs made with the usual stamp alone: seconds of two machines do not add."""
+    usual = {number: s for number, s in runs.items() if number not in others}
+    text = (f"In all: {sum(s['broken'] + s['fixed'] for s in usual.values()):.0f} s for `make workshop` "
+            f"(broken + fixed), {sum(sum(s.values()) for s in usual.values()):.0f} s for every variant")
+    text += f"; {', '.join(others)} (†) left out" if others else ""
+    return text + (f"; {', '.join(missing)}: {NOT_RUN}." if missing else ".")
+
+
 def timings_table(scenarios: dict) -> str:
-    measured = {number: read_measured(scenario) for number, scenario in scenarios.items()}
-    usual, others = _stamps(measured)
-    runs = {number: seconds for number, (_, seconds) in measured.items() if {"broken", "fixed"} <= set(seconds)}
-    missing = [number for number in measured if number not in runs]
-    lines = [f"Summed from each scenario's Measured block (`make figures`, one run of every variant): {usual}.", "",
+    shown = _shown(scenarios)
+    usual, others = _stamps(shown)
+    runs = {number: record.seconds() for number, record in shown.items()
+            if record and {"broken", "fixed"} <= set(record.variants)}
+    missing = [number for number in shown if number not in runs]
+    lines = [f"Summed from each scenario's stored run (`measured/`, written by `make figures`, one run of every "
+             f"variant): {usual}.", "",
              "| scenario | broken + fixed | every variant | slowest variant |", "|---|---|---|---|"]
-    lines += [_timing_row(number, runs.get(number), number in others) for number in measured]
-    lines += ["", f"In all: {sum(s['broken'] + s['fixed'] for s in runs.values()):.0f} s for `make workshop` "
-              f"(broken + fixed), {sum(sum(s.values()) for s in runs.values()):.0f} s for every variant"
-              + (f"; {', '.join(missing)}: {NOT_RUN}." if missing else ".")]
-    return "\n".join(lines + _footnotes(others))
+    lines += [_timing_row(number, runs.get(number), number in others) for number in shown]
+    lines += ["", _in_all(runs, others, missing)]
+    return "\n".join(lines + _footnotes(others, shown))
 
 
 def exercises_table(scenarios: dict) -> str:
-    measured = {number: read_measured(scenario) for number, scenario in scenarios.items()}
-    usual, others = _stamps(measured)
-    lines = [f"`fixed.py`'s run: the `fixed` row of the scenario's Measured block (`make figures`): {usual}.", "",
+    shown = _shown(scenarios)
+    usual, others = _stamps(shown)
+    lines = [f"`fixed.py`'s run: the `fixed` variant of the scenario's stored run (`measured/`, written by "
+             f"`make figures`): {usual}.", "",
              "| # | what it teaches | `fixed.py`'s run | limit | runs on |", "|---|---|---|---|---|"]
     for number, scenario in scenarios.items():
-        fixed = measured[number][1].get("fixed")
+        fixed = shown[number].seconds().get("fixed") if shown[number] else None
         run = f"{fixed:.0f} s{' †' if number in others else ''}" if fixed is not None else NOT_RUN
         needs = " + ".join(NEED_WORDS.get(need, need) for need in scenario.needs) or "anywhere"
         lines.append(f"| [{number}]({scenario.slug}/README.md) | {scenario.exercise.get('lesson', 'no exercise yet')} "
                      f"| {run} | {scenario.limit_for('fixed'):.0f} s | {needs} |")
-    return "\n".join(lines + _footnotes(others))
+    return "\n".join(lines + _footnotes(others, shown))
 
 
 def rendered() -> dict[tuple, str]:
@@ -130,7 +155,9 @@ def rendered() -> dict[tuple, str]:
     return {(FRONT_PAGE, "symptoms"): symptom_table(scenarios),
             (FRONT_PAGE, "fixes"): fixes_table(),
             (FRONT_PAGE, "timings"): timings_table(scenarios),
-            (WORKSHOP, "exercises"): exercises_table(scenarios)}
+            (WORKSHOP, "exercises"): exercises_table(scenarios),
+            **{(scenario.path / "README.md", MEASURED): block_body(load_all(scenario.path))
+               for scenario in scenarios.values()}}
 
 
 def _out_of_date() -> dict[tuple, str]:

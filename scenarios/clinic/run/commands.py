@@ -1,6 +1,7 @@
 """`list`, `run` and `figures`: the runner's commands (scenarios/clinic/cli.py dispatches here)."""
 from __future__ import annotations
 
+import functools
 import json
 import sys
 
@@ -15,6 +16,9 @@ def arguments(name: str, parser) -> None:
         parser.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
     elif name == "figures":
         parser.add_argument("numbers", nargs="*", default=["all"], help="scenario numbers (default: all)")
+        parser.add_argument("--take-in", metavar="ARCHIVE",
+                            help="run nothing: store the runs of a `gpu-check` archive (.tar.gz) as data, "
+                                 "then rewrite what is rendered from them")
 
 
 def status_of(report: dict) -> int:
@@ -38,6 +42,8 @@ def run(args) -> int:
             for number, scenario in discover().items():
                 print(f"  {number}  {scenario.title}")
             return EXIT_OK
+        if args.command == "figures" and args.take_in:
+            return _take_in(args.take_in)
         if args.command == "figures":
             numbers = list(discover()) if args.numbers == ["all"] else args.numbers
             return _run_many(numbers, "all", sys.stderr, figures=True, as_json=False)
@@ -51,7 +57,7 @@ def run(args) -> int:
 
 def _run_many(numbers, variants, show, figures: bool, as_json: bool) -> int:
     from scenarios.clinic.run.declarations import CannotRunHere
-    from scenarios.clinic.run.report import summary, verdict, write_measured
+    from scenarios.clinic.run.report import summary, verdict
     from scenarios.clinic.run.runner import run_scenario
 
     reports, statuses, not_run = [], [], {}
@@ -69,10 +75,12 @@ def _run_many(numbers, variants, show, figures: bool, as_json: bool) -> int:
         statuses.append(status_of(report))
         if not as_json:
             print("\n" + verdict(report), flush=True)
-        if figures:
-            print(f"  wrote the Measured block of {write_measured(report)}", flush=True)
+        if figures:  # stored at once: an interrupted `figures all` keeps every run it finished
+            _store(report=report)
     if figures:
-        _write_tables(not_run)
+        for number, why in not_run.items():
+            _store(number=number, why=why)
+        _write_tables()
     if as_json:
         print(json.dumps(reports[0] if len(numbers) == 1 and reports else reports, indent=1))
     elif len(numbers) > 1:
@@ -80,14 +88,46 @@ def _run_many(numbers, variants, show, figures: bool, as_json: bool) -> int:
     return combine(statuses)
 
 
-def _write_tables(not_run: dict[str, str]) -> None:
-    """After the Measured blocks, the tables made from them, so that no table waits for a run of all."""
-    from scenarios.clinic import tables
-    from scenarios.clinic.run.report import write_not_run
+@functools.cache
+def _this_machine():
+    from scenarios.clinic import measured
+    from scenarios.clinic.run.report import torch_version
+    return measured.this_machine(torch_version())
 
-    for number, why in not_run.items():
-        written = write_not_run(number, why)
-        print(f"  wrote why it is empty into the Measured block of {written}" if written else
-              f"  kept the Measured block of scenario {number}: figures of a machine that could run it", flush=True)
+
+def _store(report: dict | None = None, number: str = "", why: str = "") -> None:
+    """A run (or why it could not run) as data beside its scenario: measured/<kind>.json."""
+    from scenarios.clinic import measured
+    from scenarios.clinic.run.declarations import get_scenario
+
+    record = (measured.from_report(report, _this_machine()) if report
+              else measured.Measured(number, _this_machine(), {}, cannot_run=why))
+    written = measured.keep(get_scenario(record.scenario).path, record)
+    print(f"  stored {_shown(written)}" if written else f"  kept the stored run of scenario {record.scenario} "
+          f"({record.kind}): figures of a machine of its kind that could run it", flush=True)
+
+
+def _take_in(archive: str) -> int:
+    from scenarios.clinic import measured
+
+    try:
+        written = measured.take_in_archive(archive)
+    except measured.ArchiveError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for path in written:
+        print(f"  stored {_shown(path)}", flush=True)
+    _write_tables()
+    return EXIT_OK
+
+
+def _shown(path) -> str:
+    from scenarios.clinic import REPO_ROOT
+    return str(path.relative_to(REPO_ROOT))
+
+
+def _write_tables() -> None:
+    from scenarios.clinic import tables
+
     for block in tables.write():
-        print(f"  wrote the table {block}", flush=True)
+        print(f"  wrote {block}", flush=True)
