@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.clinic.run.runner import OBSERVE_FIXED_ENV, RESULTS_ENV
+from scenarios.synthetic_data import GRADING_SEED
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-RESULTS_ENV = "CLINIC_RESULTS_DIR"
 FULL_ENV = "CLINIC_TEST_FULL"  # `make test-full`: the myth_*, measure_* variants and the executed walkthroughs too
 EXTRA = ("myth_", "measure_")  # variants beyond the broken and fixed ones: a remedy that fails, a measurement
 
@@ -44,10 +46,10 @@ def pytest_configure(config):
         config._clinic_results_dir = os.environ[RESULTS_ENV]
     # Each exercise's fixed.py runs once, as the grader runs an attempt (hook included): its
     # declaration's tests and the grader's test of fixed.py as an attempt read that one run.
-    os.environ.setdefault("CLINIC_OBSERVE_FIXED", "1")
+    os.environ.setdefault(OBSERVE_FIXED_ENV, "1")
     # The scenarios' data at its documented places, whatever seed a shell left set; the grader
     # sets its own for the attempts it runs (scenarios/synthetic_data.py).
-    os.environ.pop("CLINIC_GRADING_SEED", None)
+    os.environ.pop(GRADING_SEED, None)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist turns the marks into groups

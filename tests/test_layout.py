@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import REPO_ROOT
 
-from scenarios.clinic.doctor.checks import CHECKS, contract_problems, error_table, name_of
+from scenarios.clinic.doctor.checks import CHECKS, contract_problems, error_table, name_of, ordered
+from scenarios.clinic.skeleton import MARK, unwritten
 
 SCENARIO_FOLDERS = sorted(p.name for p in (REPO_ROOT / "scenarios").glob("[0-9][0-9]_*") if p.is_dir())
-LAB_KIT = {"scenarios.host", "scenarios.instruments", "scenarios.synthetic_data", "scenarios.object_store",
-           "scenarios.gpu_instruments",
-           "scenarios.memory_cgroup", "scenarios.remote_training"}
+# The lab kit: every module at the top of scenarios/ (scenarios/MAP.md names each, test below).
+LAB_KIT = {f"scenarios.{p.stem}" for p in (REPO_ROOT / "scenarios").glob("*.py") if not p.stem.startswith("__")}
 
 
 def _imports(path: Path) -> set[str]:
@@ -34,6 +34,62 @@ def test_scenario_scripts_import_no_engine(folder):
     for script in (REPO_ROOT / "scenarios" / folder).glob("*.py"):
         engine = sorted(m for m in _imports(script) if m.startswith("scenarios.") and m not in LAB_KIT)
         assert not engine, f"{script.relative_to(REPO_ROOT)} imports the engine: {engine}"
+
+
+def test_the_map_names_every_module_of_the_lab_kit():
+    row = next(line for line in (REPO_ROOT / "scenarios" / "MAP.md").read_text().splitlines()
+               if line.startswith("| **the lab kit**"))
+    named = {f"scenarios.{name}" for name in re.findall(r"`(?:scenarios/)?(\w+)\.py`", row)}
+    assert named == LAB_KIT, \
+        f"scenarios/MAP.md's lab kit row lacks {sorted(LAB_KIT - named)}, names {sorted(named - LAB_KIT)}"
+
+
+def test_the_readme_shows_every_command_and_no_other():
+    from scenarios.clinic.cli import COMMANDS
+
+    shown = set()
+    for text in ((REPO_ROOT / "README.md").read_text(), (REPO_ROOT / "Makefile").read_text()):
+        shown |= {name for names in re.findall(r"python -m scenarios ([\w|-]+)", text) for name in names.split("|")}
+    assert set(COMMANDS) <= shown, f"README.md shows no `python -m scenarios {sorted(set(COMMANDS) - shown)}`"
+    assert shown - {"-h"} <= set(COMMANDS), f"README.md or the Makefile runs {sorted(shown - set(COMMANDS))}"
+
+
+def test_list_imports_no_check_and_no_other_commands_module():
+    code = ("import sys, io, contextlib; from scenarios.clinic import cli\n"
+            "with contextlib.redirect_stdout(io.StringIO()): status = cli.main(['list'])\n"
+            "print(status, *sorted(m for m in sys.modules if m.startswith('scenarios')))")
+    status, *loaded = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
+                                     check=True).stdout.split()
+    from scenarios.clinic.cli import COMMANDS
+
+    assert status == "0" and "scenarios.clinic.run.commands" in loaded
+    assert not [m for m in loaded if m.startswith("scenarios.clinic.doctor")], loaded
+    others = {c.module for c in COMMANDS.values()} - {COMMANDS["list"].module}
+    assert not others & set(loaded), f"`list` imports {sorted(others & set(loaded))}"
+
+
+def test_each_environment_variable_of_the_clinic_is_named_once():
+    """A CLINIC_* variable the engine or the lab kit reads is a constant there; scripts, checks and
+    tests import that constant instead of writing its name again."""
+    quoted = re.compile(r"""["'](CLINIC_[A-Z_]+)["']""")
+    files = [p for p in (REPO_ROOT / "scenarios").rglob("*.py")] + list((REPO_ROOT / "tests").rglob("*.py"))
+    where = {}
+    for path in files:
+        for name in quoted.findall(path.read_text(encoding="utf-8")):
+            where.setdefault(name, []).append(str(path.relative_to(REPO_ROOT)))
+    defined = {name: paths for name, paths in where.items() if len(paths) > 1}
+    assert not defined, f"written in more than one file: {defined}"
+
+
+def test_no_count_of_the_checks_or_scenarios_is_written_by_hand():
+    """A count in prose ("24 checks") outlived the 28th check: a count is derived or not written."""
+    counted = re.compile(r"\b(?:the|all|every one of the) (\d+) (?:doctor )?(checks|scenarios)\b", re.I)
+    texts = [REPO_ROOT / name for name in ("README.md", "DEVELOPERS.md", "scenarios/MAP.md", "scenarios/WORKSHOP.md")]
+    texts += list(ENGINE.rglob("*.py")) + list((REPO_ROOT / "tests").glob("*.py"))
+    wrong = [f"{path.relative_to(REPO_ROOT)}: {m.group(0)}" for path in texts if path.is_file()
+             for m in counted.finditer(path.read_text(encoding="utf-8"))
+             if int(m.group(1)) != len(CHECKS if m.group(2).lower() == "checks" else SCENARIO_FOLDERS)]
+    assert not wrong, f"counts written by hand, and wrong: {wrong}"
 
 
 def test_fixes_import_no_project_module():
@@ -57,6 +113,49 @@ def test_the_error_table_ends_with_its_catch_all():
     *_, (pattern, check, name) = error_table()
     assert pattern == "" and check.SCENARIO == "02"
     assert all(p for p, _, _ in error_table()[:-1]), "only the last entry may match everything"
+
+
+def _wins_over(check, other) -> bool:
+    wins = getattr(check, "WINS_OVER", ())
+    return other.SCENARIO in wins or ("*" in wins and "*" not in getattr(other, "WINS_OVER", ()))
+
+
+def _witnesses() -> list[str]:
+    """Texts users paste: every traceback block and line of the stored logs, every catalogued message."""
+    from scenarios.clinic.doctor import catalogue
+    from scenarios.clinic.doctor.explain import blocks, unwrap
+
+    texts = [entry.sample for entry in catalogue.load()[1]]
+    for log in (REPO_ROOT / "tests" / "logs").rglob("*.log"):
+        lines = unwrap(log.read_text(encoding="utf-8", errors="replace"))
+        texts += ["\n".join(block) for _, block in blocks(lines)] + lines
+    return texts
+
+
+def test_where_two_checks_error_texts_meet_one_declares_it_wins():
+    """The error table's order comes from WINS_OVER, not from a list: wherever a text users paste
+    matches the ERRORS of two checks, one of them declares (directly or through others) that it wins."""
+    order = {check.SCENARIO: place for place, check in enumerate(CHECKS)}
+    declared = {(a.SCENARIO, b.SCENARIO) for a in CHECKS for b in CHECKS if a is not b and _wins_over(a, b)}
+    for middle in order:   # the transitive closure: a over b over c puts a over c
+        declared |= {(a, c) for a, b in declared for b2, c in declared if b == middle == b2 and a != c}
+    met = set()
+    for text in _witnesses():
+        hit = sorted({c.SCENARIO for p, c, _ in error_table() if p and re.search(p, text)}, key=order.get)
+        met |= {(a, b) for i, a in enumerate(hit) for b in hit[i + 1:]}
+    assert met, "no witness text matches two checks: the test would check nothing"
+    undeclared = sorted(met - declared)
+    assert not undeclared, f"texts match both checks of {undeclared}: declare which wins (WINS_OVER)"
+
+
+def test_a_circle_of_wins_over_is_an_error():
+    from types import SimpleNamespace as Check
+
+    a = Check(SCENARIO="98", WINS_OVER=("99",), __name__="s98_a")
+    b = Check(SCENARIO="99", WINS_OVER=("98",), __name__="s99_b")
+    with pytest.raises(ValueError, match="circle"):
+        ordered([a, b])
+    assert [c.SCENARIO for c in ordered([b, Check(SCENARIO="98", __name__="s98_a")])] == ["99", "98"]
 
 
 @pytest.mark.parametrize("folder", SCENARIO_FOLDERS)
@@ -153,15 +252,16 @@ def test_a_misspelt_hook_breaks_the_contract(tmp_path, monkeypatch):
 
 def test_package_faces_load_nothing_until_asked():
     """`import scenarios.clinic.doctor.events` in a probe child and each of its spawned workers
-    loads the event names alone, not the 24 checks."""
+    loads the event names alone, not the checks."""
     code = ("import sys, scenarios.clinic.doctor.events; "
             "print(' '.join(sorted(m for m in sys.modules if m.startswith(('scenarios', 'fixes')))))")
     loaded = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
                             check=True).stdout.split()
     assert loaded == ["scenarios", "scenarios.clinic", "scenarios.clinic.doctor", "scenarios.clinic.doctor.events"]
+    code = "import sys, scenarios.clinic.doctor.checks; print(sorted(m for m in sys.modules if '.checks.' in m))"
+    assert subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True,
+                          check=True).stdout.strip() == "[]", "importing the checks' package imported a check"
     for face in ENGINE.rglob("__init__.py"):
-        if face.parent.name == "checks":
-            continue  # the registry: importing it is asking for the checks
         eager = [m for m in _top_level_imports(face) if m.startswith("scenarios") and m != "scenarios.clinic"]
         assert not eager, f"{face.relative_to(REPO_ROOT)} imports {eager} when loaded: use lazy_face"
 
@@ -188,29 +288,34 @@ def test_a_misspelt_event_name_is_an_error():
         probe.first("first_batch")
 
 
-def what_a_scenario_lacks(root: Path, folder: str, registered: set[str]) -> list[str]:
-    """The files a scenario folder adds or edits (scenarios/MAP.md), those missing named."""
-    number = folder[:2]
-    needs = [f"scenarios/{folder}/{name}" for name in ("README.md", "broken.py", "fixed.py", "scenario.toml")]
-    needs += [f"scenarios/clinic/doctor/checks/s{folder}.py", f"notebooks/{folder}.ipynb",
-              f"tests/test_scenario_{number}.py"]
-    missing = [name for name in needs if not (root / name).is_file()]
-    if folder not in registered:
-        missing.append("its check in scenarios/clinic/doctor/checks/__init__.py's CHECKS")
-    return missing
+def test_a_misspelt_level_or_probe_outcome_is_an_error():
+    import json
+
+    from scenarios.clinic.doctor.findings import Finding, Level
+    from scenarios.clinic.doctor.probe import Outcome, ProbeResult
+
+    finding = Finding("03", "risk", "copy-on-read", "figures", "a fix")
+    assert finding.level is Level.RISK and finding.level == "risk"
+    assert json.loads(json.dumps(finding.as_dict()))["level"] == "risk"
+    assert ProbeResult(outcome="not-run").outcome is Outcome.NOT_RUN
+    for wrong in (lambda: Finding("03", "rsk", "copy-on-read", "figures", "a fix"),
+                  lambda: ProbeResult(outcome="stuck")):
+        with pytest.raises(ValueError, match="is not a valid"):
+            wrong()
 
 
 @pytest.mark.parametrize("folder", SCENARIO_FOLDERS)
-def test_a_scenario_folder_has_all_it_needs(folder):
-    missing = what_a_scenario_lacks(REPO_ROOT, folder, {name_of(c) for c in CHECKS})
-    assert not missing, f"scenarios/{folder} lacks: {', '.join(missing)} (scenarios/MAP.md lists what a scenario adds)"
+def test_a_scenario_folder_has_all_it_needs_and_none_is_a_skeleton(folder):
+    left = unwritten(REPO_ROOT, folder)
+    assert not left, (f"scenario {folder[:2]} is {MARK}: {', '.join(left)} (missing, or still the skeleton of "
+                      "`python -m scenarios new`; scenarios/MAP.md lists what a scenario adds)")
 
 
 def test_a_new_scenario_folder_alone_is_told_what_it_lacks(tmp_path):
     (tmp_path / "scenarios" / "99_new_failure").mkdir(parents=True)
     (tmp_path / "scenarios" / "99_new_failure" / "broken.py").write_text("")
-    missing = what_a_scenario_lacks(tmp_path, "99_new_failure", {name_of(c) for c in CHECKS})
-    assert missing == ["scenarios/99_new_failure/README.md", "scenarios/99_new_failure/fixed.py",
-                       "scenarios/99_new_failure/scenario.toml", "scenarios/clinic/doctor/checks/s99_new_failure.py",
-                       "notebooks/99_new_failure.ipynb", "tests/test_scenario_99.py",
-                       "its check in scenarios/clinic/doctor/checks/__init__.py's CHECKS"]
+    assert unwritten(tmp_path, "99_new_failure") == [
+        "scenarios/99_new_failure/README.md (missing)", "scenarios/99_new_failure/fixed.py (missing)",
+        "scenarios/99_new_failure/scenario.toml (missing)",
+        "scenarios/clinic/doctor/checks/s99_new_failure.py (missing)",
+        "notebooks/99_new_failure.ipynb (missing)", "tests/test_scenario_99.py (missing)"]

@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader
 
 from conftest import REPO_ROOT, load_scenario_module, scenario_report
 from fixes.bad_samples import SkipBadSamples, SkippedSamples, collate_good_samples
+from scenarios.synthetic_data import GRADING_SEED
 
 SCENARIO_DIR = REPO_ROOT / "scenarios" / "02_corrupt_files"
 UNREADABLE_FILES = ["cat/0032.jpg", "dog/._0061.jpg", "dog/0090.jpg",
@@ -105,12 +106,12 @@ def test_the_graders_seed_moves_the_unreadable_files_and_keeps_their_kinds(monke
         bad = sorted((kind, path[len(str(folder)) + 1:]) for path, kind in written.items() if kind in corpus.UNREADABLE)
         return sorted(kind for kind, _ in bad), sorted(path for _, path in bad)
 
-    monkeypatch.delenv("CLINIC_GRADING_SEED", raising=False)
+    monkeypatch.delenv(GRADING_SEED, raising=False)
     kinds, documented = unreadable(tmp_path / "documented")
     assert documented == sorted(UNREADABLE_FILES)
     placements = set()
     for seed in ("1", "2", "20261124"):
-        monkeypatch.setenv("CLINIC_GRADING_SEED", seed)
+        monkeypatch.setenv(GRADING_SEED, seed)
         moved_kinds, moved = unreadable(tmp_path / seed)
         assert moved_kinds == kinds and len(moved) == 13 and moved != documented
         placements.add(tuple(moved))

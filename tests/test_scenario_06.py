@@ -13,6 +13,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from conftest import REPO_ROOT, load_scenario_module, scenario_report
+from scenarios.synthetic_data import GRADING_SEED
 
 FOLDER = REPO_ROOT / "scenarios" / "06_worker_killed_by_signal"
 DAMAGED_FILE = "img_00137.rec"
@@ -155,8 +156,8 @@ def test_the_graders_seed_moves_the_damaged_file(monkeypatch, tmp_path):
         paths = records.write_record_files(folder, 256)
         return [p.name for p in paths if records.read_header(p.read_bytes())[0] != records.HEADER.size]
 
-    monkeypatch.delenv("CLINIC_GRADING_SEED", raising=False)
+    monkeypatch.delenv(GRADING_SEED, raising=False)
     assert damaged(tmp_path / "documented") == [DAMAGED_FILE]
-    monkeypatch.setenv("CLINIC_GRADING_SEED", "20261124")
+    monkeypatch.setenv(GRADING_SEED, "20261124")
     moved = damaged(tmp_path / "moved")
     assert len(moved) == 1 and moved != [DAMAGED_FILE]

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO_ROOT, run_scenario_json
 from scenarios.clinic import workshop
-from scenarios.clinic.workshop import grading
+from scenarios.clinic.workshop import grading, rules
 from scenarios.clinic.run.declarations import ScenarioError, discover, missing_needs
 from scenarios.clinic.run.judge import breaches as judge_breaches, script_metrics
 from scenarios.clinic.run.runner import _recorded, run_variant
@@ -154,7 +154,7 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
     result = {"outcome": "completed", "evidence": "", "metrics": script_metrics(lines)}
     assert judge_breaches(spec, result) == []
     result["metrics"]["masked_output_error"] = float("nan")
-    assert judge_breaches(spec, result) == ["masked_output_error=nan, not a figure"]
+    assert [str(b) for b in judge_breaches(spec, result)] == ["masked_output_error=nan, not a figure"]
 
 
 # ------------------------------------------------------------ the easy ways out
@@ -183,12 +183,6 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
     ("shortcut_05_print_and_exit_replaced.py", "05", "the attempt replaced print, sys.exit while it ran"),
     # ... the worker's daemon flag cleared, so that the pool starts ...
     ("shortcut_17_daemon_flag.py", "17", "2 workers cleared their daemon flag: a DataLoader worker stays daemonic"),
-    # ... and a class of its own prints the passing figures, e+00 and e-08 included
-    ("shortcut_16_made_up_figures.py", "16",
-     "it reported batches_trained=16, but the training process received 0 batches from its DataLoaders"),
-    # ... the measuring instrument replaced by a flat answer, the descriptor limit raised ...
-    ("shortcut_08_instrument_redefined.py", "08",
-     r"the runner measured sampled_main_fds_peak=\d+; fixed needs at most 100"),
     # ... and workers that parse the index's first 2,000 records and wrap around them: every batch,
     # the annotations wrong, which 19's own check counts
     ("shortcut_19_first_records_only.py", "19", r"the epoch counted \d+ annotated objects; the index holds \d+"),
@@ -209,6 +203,25 @@ def test_a_figure_in_exponent_form_is_read_and_nan_meets_no_bound():
     ("corpus/01_shortcut_wait_for_the_lock.py", "01", r"the workers still reached \d+ threading lock"),
     # (6) a partial fix: batches padded, the model called without their mask
     ("partial_16_pad_without_mask.py", "16", "it ended with an error; fixed needs it to complete"),
+    # (7) judged from outside the attempt's code (issue 38): the draws as the DataLoader delivered them ...
+    ("corpus/05_shortcut_drawn_rewritten_after_the_loop.py", "05",
+     r"the training loop received \d+ samples again within the same epoch"),
+    # ... what each worker read, from /proc ...
+    ("corpus/19_shortcut_smaller_copy_per_worker.py", "19",
+     r"2 of the 2 DataLoader workers read the data and kept a copy of their own"),
+    # ... the job killed by the grader itself, the attempt's scheduler out of the way ...
+    ("corpus/20_shortcut_scheduler_kills_the_group.py", "20",
+     r"\d of the job's \d DataLoader workers were still alive 2 s after the grader sent SIGKILL"),
+    ("corpus/20_shortcut_idle_watchdog.py", "20",
+     r"\d of the job's \d DataLoader workers ended while the job was alive"),
+    # ... the workers' CPU per batch, their threads from /proc, their sockets' bytes ...
+    ("corpus/21_shortcut_crops_cached_in_init.py", "21", r"the DataLoader workers spent [\d.]+ ms of CPU per batch"),
+    ("corpus/22_shortcut_images_fetched_before_the_loader.py", "22", "the DataLoader workers' sockets received 0 KB"),
+    ("corpus/23_shortcut_total_thread_count.py", "23", "1 of the 1 DataLoader workers kept fewer than 2 pool threads"),
+    ("corpus/23_shortcut_one_thread_executor.py", "23", "1 of the 1 DataLoader workers kept fewer than 2 pool threads"),
+    # ... and the order the loaders asked their workers for, whatever the loop trained on
+    ("corpus/24_shortcut_own_plan_through_dataset.py", "24", "the resumed job's DataLoader asked its workers for"),
+    ("corpus/24_shortcut_figures_overwritten.py", "24", "the resumed job's DataLoader asked its workers for"),
 ])
 def test_a_shortcut_is_rejected_on_what_the_hook_saw(file, number, said):
     if missing_needs(SCENARIOS[number]):
@@ -218,6 +231,52 @@ def test_a_shortcut_is_rejected_on_what_the_hook_saw(file, number, said):
     # What the runner saw, or the run's own last word where the script's check ended it.
     assert any(re.match(said, line) for line in [*grade.problems, grade.seen["evidence"]]), grade.problems
     assert "Traceback" not in "\n".join(grade.problems)
+
+
+# The stage an exercise stands on, changed: the script's instrument or its check redefined over the
+# helper's, a helper module's threshold rewritten, the model's step slowed, the corpus's answer key
+# imported (stage.py). Said from the source alone: no run.
+@pytest.mark.parametrize("file, number, said", [
+    ("shortcut_08_instrument_redefined.py", "08", "you define open_fd_count over the one broken.py imports"),
+    ("shortcut_16_made_up_figures.py", "16", "you define EpochLog over the one broken.py imports from _token_corpus"),
+    ("corpus/21_shortcut_busy_share_raised.py", "21", "you change _augment.BUSY_SHARE: "),
+    ("corpus/07_shortcut_slower_model_step.py", "07", "you change _remote_training.train_step: "),
+    ("corpus/02_shortcut_answer_key_imported.py", "02", "you import UNREADABLE from _image_corpus"),
+])
+def test_a_changed_stage_fails_without_a_run(file, number, said):
+    grade = workshop.grade(SCENARIOS[number], None, (ATTEMPTS / file).read_text(), source(number, "broken"))
+    assert grade.state == workshop.NOT_YET and any(p.startswith(said) for p in grade.problems), grade.problems
+
+
+# broken.py, its own output swallowed, printing fixed.py's evidence and figures as its run recorded them:
+# no exercise's grade rests on what the script prints, so each says "not yet" (issue 38).
+FORGED_ENDING = """if __name__ == "__main__":
+    import contextlib
+    import io
+    import json
+
+    with contextlib.redirect_stdout(io.StringIO()):  # broken.py's own words and figures, unseen
+        try:
+            main()
+        except BaseException:
+            pass
+    for name, value in json.loads({figures!r}).items():
+        print(f"metric {{name}}={{value}}")
+    print({evidence!r})
+"""
+
+
+@pytest.mark.parametrize("number", [n for n in NUMBERS if SCENARIOS[n].exercise])
+def test_broken_printing_fixeds_evidence_and_figures_is_not_yet(number, tmp_path):
+    if missing_needs(SCENARIOS[number]):
+        pytest.skip(f"this machine cannot run scenario {number}: {missing_needs(SCENARIOS[number])}")
+    fixed = recorded(number, "fixed")
+    figures = script_metrics(fixed.get("output_tail", "").splitlines())
+    head, _ = source(number, "broken").rsplit('if __name__ == "__main__":', 1)
+    attempt = head + FORGED_ENDING.format(figures=json.dumps(figures), evidence=fixed["evidence"])
+    assert workshop.static_problems(SCENARIOS[number], attempt, source(number, "broken")) == []
+    grade = check_source(number, attempt, tmp_path)
+    assert grade.state == workshop.NOT_YET and grade.result is not None, grade.problems
 
 
 # (4) forged evidence, the answer key: the bad items listed where the documentation puts them.
@@ -417,12 +476,12 @@ def test_hints_come_one_at_a_time_then_the_last_again(tmp_path):
 
 
 def test_solution_is_our_diff(tmp_path):
-    done = cli("solution", "12", "--yes", env={"CLINIC_WORKSHOP_DIR": str(tmp_path)})
+    done = cli("solution", "12", "--yes", env={rules.WORKSHOP_ENV: str(tmp_path)})
     assert done.returncode == 0
     assert "+++ scenarios/12_identical_augmentations/fixed.py" in done.stdout
     assert re.search(r"^\+.*# FIX:", done.stdout, flags=re.M)
     # Not shown unless asked: without a terminal to answer, it says how to ask.
-    done = cli("solution", "12", env={"CLINIC_WORKSHOP_DIR": str(tmp_path)}, stdin=subprocess.DEVNULL)
+    done = cli("solution", "12", env={rules.WORKSHOP_ENV: str(tmp_path)}, stdin=subprocess.DEVNULL)
     assert done.returncode == 0 and done.stdout == "" and "SHOW=1" in done.stderr
 
 
@@ -470,7 +529,7 @@ def test_an_attempt_that_exits_3_cannot_run_here():
     (["practice", "42"], "error: no scenario 42"),
 ])
 def test_bad_input_is_one_line_and_status_2(args, said, tmp_path):
-    done = cli(*args, env={"CLINIC_WORKSHOP_DIR": str(tmp_path)})
+    done = cli(*args, env={rules.WORKSHOP_ENV: str(tmp_path)})
     assert done.returncode == 2
     assert done.stderr.startswith(said) and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
@@ -607,3 +666,34 @@ def test_functions_put_back_over_the_hook_are_named_and_fail(tmp_path):
     assert seen["unhooked"] == ["_BaseDataLoaderIter.__next__"] and seen["replaced"] == ["print"]
     problems = grading.observation_problems({"workers": 0, "worker_batches": 0}, seen)
     assert any("put back PyTorch's _BaseDataLoaderIter.__next__ over the grading hook" in p for p in problems)
+
+
+# ------------------------------------------------------------ each worker's own record (worker_records.py)
+
+def _asking(ppid: int, batches: list, started: float) -> list[dict]:
+    """Two workers of one iterator, taking the index batches in turn as PyTorch deals them."""
+    return [{"ppid": ppid, "worker_id": w, "started": started, "batches": 3,
+             "asked": [[k, batch] for k, batch in enumerate(batches) if k % 2 == w]} for w in (0, 1)]
+
+
+def test_a_resume_is_judged_on_the_order_each_loader_asked_its_workers_for():
+    from scenarios.clinic.workshop.worker_records import resume_problems
+    epoch = [[i, i + 1] for i in range(0, 12, 2)]
+    interrupted = _asking(1, epoch, 0) + _asking(1, epoch[:4], 1)  # killed with 4 batches asked
+    wanted = {"resumed_order": True}
+    assert resume_problems(wanted, {"workers": interrupted + _asking(2, epoch[2:], 2)}) == []
+    restarted = resume_problems(wanted, {"workers": interrupted + _asking(2, epoch[::-1][:4], 2)})
+    assert restarted and restarted[0].startswith("the resumed job's DataLoader asked its workers for [10, 11]")
+    replayed = resume_problems(wanted, {"workers": interrupted + _asking(2, epoch, 2)})
+    assert replayed == [], "a loader that asks for the whole epoch again, in its order, resumes it (a fast-forward)"
+
+
+def test_busy_threads_and_pool_threads_are_read_from_each_workers_census():
+    from scenarios.clinic.workshop.worker_records import thread_problems
+    oversubscribed = {"workers": [{"worker_id": 0, "batches": 4, "busy_threads": 2, "pool_threads": 1,
+                                   "thread_cpu_s": [0.36, 0.33]}]}
+    assert thread_problems({"busy_threads": 1}, oversubscribed)[0].startswith(
+        "1 of the 1 DataLoader workers kept more than 1 thread busy")
+    assert thread_problems({"pool_threads": 2}, oversubscribed)[0].startswith(
+        "1 of the 1 DataLoader workers kept fewer than 2 pool threads busy")
+    assert thread_problems({"busy_threads": 2, "pool_threads": 1}, oversubscribed) == []

@@ -2,7 +2,7 @@
 benchmarks (bench/), behind one command table (cli.py).  scenarios/MAP.md says what lives where.
 
 Every package face here is lazy (PEP 562): `import scenarios.clinic.doctor.events` loads that
-one small module, not the 24 checks, in every probe child and each of its spawned workers.
+one small module, not every check, in every probe child and each of its spawned workers.
 """
 import importlib
 import sys

@@ -1,22 +1,6 @@
-"""The command line of DataLoader Clinic: one table of commands, each imported when used.
-
-    python -m scenarios list
-    python -m scenarios run 03 [--variant broken fixed | all] [--json]
-    python -m scenarios run all          # every scenario, then a summary table
-    python -m scenarios figures [03 … | all]   # rewrite each README's Measured block from a run
-    python -m scenarios tables [--check]  # rewrite the front page's and WORKSHOP.md's tables; runs nothing
-    python -m scenarios doctor           # what this machine can reproduce
-    python -m scenarios doctor train.py:make_loader [--json] [--no-probe] [--check NAME]
-    python -m scenarios doctor --list-checks
-    python -m scenarios explain [FILE | -] [--json]   # each DataLoader failure in a log or traceback
-    python -m scenarios bench [--json] [--quick]   # our fixes against the alternatives (1: a goal not met)
-
-Workshop exercises (scenarios/clinic/workshop/, scenarios/WORKSHOP.md):
-    python -m scenarios practice 05      # copy broken.py to workshop/05_….py (never over an attempt)
-    python -m scenarios check 05 [FILE] [--json]   # run the attempt, grade it against fixed's declaration
-    python -m scenarios hint 05          # the next of three hints
-    python -m scenarios solution 05 [--yes]        # our fix, diff -u broken.py fixed.py
-    python -m scenarios workshop-status [--json]   # every exercise: not started / not yet / passed
+"""The command line of DataLoader Clinic: one table of commands (COMMANDS), each module imported
+only when its command runs.  `python -m scenarios -h` lists them, from that table alone; README.md
+and the Makefile's help show them to people (tests/test_layout.py holds the three together).
 
 Exit status, the same for every command (scenarios/host.py): 0 as it should be, 1 not as it
 should be (a variant did not show what its declaration says; for the doctor on a loader: risks
@@ -60,21 +44,27 @@ COMMANDS = {
     "hint": Command("scenarios.clinic.workshop.commands", "the next of the exercise's three hints"),
     "solution": Command("scenarios.clinic.workshop.commands", "show our fix (diff -u broken.py fixed.py)"),
     "workshop-status": Command("scenarios.clinic.workshop.commands", "every exercise's state, from workshop/"),
+    "new": Command("scenarios.clinic.skeleton", "write a new scenario's skeleton: NN slug (every file it adds, each "
+                   "NOT YET WRITTEN until written)"),
 }
 NEEDED_PACKAGES = ("psutil", "torch", "numpy")
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(chosen: str | None = None) -> argparse.ArgumentParser:
+    """Every command's name and summary; the arguments of the chosen one alone, so that a
+    command imports its own module and no other (`list` loads no check)."""
     top = argparse.ArgumentParser(prog="python -m scenarios", description="DataLoader Clinic")
     commands = top.add_subparsers(dest="command", required=True)
     for name, command in COMMANDS.items():
         sub = commands.add_parser(name, help=command.summary, description=command.summary)
-        importlib.import_module(command.module).arguments(name, sub)
+        if name == chosen:
+            importlib.import_module(command.module).arguments(name, sub)
     return top
 
 
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser(argv[0] if argv else None).parse_args(argv)
     missing = [m for m in NEEDED_PACKAGES if importlib.util.find_spec(m) is None]
     if missing:
         print(f"error: missing Python package(s): {', '.join(missing)}. "

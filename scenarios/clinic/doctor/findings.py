@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
 import os
 import re
 import sys
@@ -14,13 +15,26 @@ from scenarios.clinic.paths import readable_paths
 from scenarios.clinic.run.declarations import ScenarioError as BadInput  # noqa: F401  (one bad-input exception)
 
 MIB = 2**20
-LEVELS = ("risk", "note", "crashed")   # crashed: a check raised; its report survives (as flutter's doctor)
+
+
+class Level(enum.StrEnum):
+    """How much a finding weighs; str-valued, so that JSON and comparisons with "risk" hold."""
+    RISK = "risk"
+    NOTE = "note"
+    CRASHED = "crashed"   # a check raised; its report survives (as flutter's doctor)
+    # `explain`'s: how sure a pasted log's finding is of the lesson that fixes the user's problem
+    CERTAIN = "certain"
+    LIKELY = "likely"
+    POSSIBLE = "possible"
+
+
+LEVELS = tuple(Level)
 
 
 @dataclasses.dataclass
 class Finding:
     scenario: str          # "03"
-    level: str             # one of LEVELS
+    level: Level           # a str is taken and checked: Finding("03", "rsk", …) is an error
     check: str             # a short name, e.g. "copy-on-read"
     evidence: str          # what was measured or read, with figures
     fix: str               # a fixes/ module or the change to make (the check module's FIXES)
@@ -29,6 +43,9 @@ class Finding:
     # out of reach): no reason of this loader's own, so shown only with --all.
     general: bool = False
     in_place: str = ""     # what showed that its fix is applied already: then no fix line
+
+    def __post_init__(self):
+        self.level = Level(self.level)
 
     def fixed(self, shown_by: str) -> Finding:
         """This finding's fix is in place (what showed it): said so, and no fix line."""
@@ -63,7 +80,7 @@ def merge_same(findings: list[Finding], probe) -> list[Finding]:
             merged.append(finding)
             continue
         twin.evidence += f"; in the probe: {finding.evidence.removeprefix('measured: ')}"
-        twin.level = "risk" if "risk" in (twin.level, finding.level) else twin.level
+        twin.level = Level.RISK if Level.RISK in (twin.level, finding.level) else twin.level
         twin.details = twin.details or finding.details
     return merged
 

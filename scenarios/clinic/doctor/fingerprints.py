@@ -1,5 +1,5 @@
 """What a batch is made of, for the probe's child: its tensors, its bytes as /dev/shm holds them,
-and content digests of samples and of the dataset's attributes (a copy in every worker is told
+and content digests of the dataset's attributes (a copy in every worker is told
 from a change by its digest, not its identity)."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import torch
 
 from fixes.memory_in_flight import batch_nbytes
 from scenarios.clinic.doctor.holdings import kind_of
+from scenarios.clinic.samples import sample_fingerprints  # noqa: F401  (the grader's too: 13's repeats count alike)
 
 HASH_LIMIT_BYTES = 64 * 2**20  # fingerprints skip bigger arrays (and say so)
 
@@ -42,18 +43,6 @@ def batch_shape(batch) -> dict:
     storages = {part.untyped_storage().data_ptr() or id(part) for part in _tensors(batch)
                 if isinstance(part, torch.Tensor)}
     return {"bytes": batch_nbytes(batch), "storages": len(storages)}
-
-
-def sample_fingerprints(batch) -> list[str]:
-    """One digest per sample of a collated batch (a row of each tensor), so that repeats are
-    counted by sample: a shuffle in each worker rarely repeats whole batches."""
-    parts = list(_tensors(batch))
-    rows = {part.shape[0] for part in parts if getattr(part, "ndim", 0) >= 1}
-    if parts and len(rows) == 1:
-        return [fingerprint([part[i] for part in parts]) for i in range(rows.pop())]
-    if isinstance(batch, list):
-        return [fingerprint(item) for item in batch]
-    return [fingerprint(batch)]
 
 
 def _feed_tensor(digest, tensor: torch.Tensor) -> None:

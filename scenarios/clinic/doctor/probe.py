@@ -3,6 +3,7 @@ read its events, stop it on a stall or at its limit, and reap everything it star
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import shutil
 import tempfile
@@ -15,11 +16,22 @@ from scenarios.clinic.doctor.loading import BUILD_LIMIT_S
 PROBE_LIMIT_S = 15.0      # the probe's measuring time, and the most a hanging loader costs
 
 
+class Outcome(enum.StrEnum):
+    """How the probe ended; str-valued, so that JSON and comparisons with "hang" hold."""
+    COMPLETED = "completed"
+    HANG = "hang"            # stalled: no event for longer than its stage allows
+    LIMIT = "limit"          # still going at its time limit
+    CRASHED = "crashed"      # ended before saying it was done, with no error of theirs
+    ERROR = "error"          # the user's code raised
+    BAD_INPUT = "bad-input"
+    NOT_RUN = "not-run"      # why_not says why
+
+
 @dataclasses.dataclass
 class ProbeResult:
     events: list = dataclasses.field(default_factory=list)
     output: list = dataclasses.field(default_factory=list)   # every other line (their prints, tracebacks)
-    outcome: str = "completed"   # completed | hang | limit | crashed | error | bad-input | not-run
+    outcome: Outcome = Outcome.COMPLETED   # a str is taken and checked
     stage: str = ""
     stall_s: float = 0.0
     longest_gap_s: float = 0.0   # the longest wait between two events once loaded; a stall is one over
@@ -30,6 +42,9 @@ class ProbeResult:
     survivors: int = 0
     leaked_shm: list = dataclasses.field(default_factory=list)
     why_not: str = ""
+
+    def __post_init__(self):
+        self.outcome = Outcome(self.outcome)
 
     def first(self, name: str) -> dict | None:
         return next((e for e in self.events if e["event"] == events.known(name)), None)
@@ -117,7 +132,7 @@ def run_probe(order: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0)
         while run.exit_status() is None:
             stop = watch.reason_to_stop(run.lines)
             if stop:
-                result.outcome, result.stacks = stop, run.where_stuck()
+                result.outcome, result.stacks = Outcome(stop), run.where_stuck()
                 break
             time.sleep(0.05)
     finally:  # also on Ctrl-C: nothing the probe started outlives it
@@ -128,8 +143,8 @@ def run_probe(order: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0)
         _event(line, result)
     result.exit_status = run.exit_status()
     result.leaked_shm = remove_leaked_shm(shm_before, run.seen, run.semaphores)
-    if result.outcome == "completed":
+    if result.outcome is Outcome.COMPLETED:
         theirs = any(not e.get("own") for e in result.all(events.ERROR))  # the doctor's own are no error of theirs
-        result.outcome = "bad-input" if result.first(events.BAD_INPUT) else "error" if theirs \
-            else "completed" if result.first(events.DONE) else "crashed"
+        result.outcome = Outcome.BAD_INPUT if result.first(events.BAD_INPUT) else Outcome.ERROR if theirs \
+            else Outcome.COMPLETED if result.first(events.DONE) else Outcome.CRASHED
     return result

@@ -9,51 +9,11 @@ import hashlib
 import os
 import sys
 
-ROW_BYTES = 16384  # a longer sample is fingerprinted on evenly spaced bytes: the cost stays per sample
-_WEIGHTS: list = []
+from scenarios.clinic.samples import batch_arrays, sample_fingerprints  # noqa: F401  (the one fingerprint of a sample)
 
 
 def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=8).hexdigest()
-
-
-def _arrays(batch, depth: int = 0) -> list:
-    """The tensors and arrays of a batch (a tuple, list or dict of them, or one), as numpy arrays."""
-    if depth > 3:
-        return []
-    if hasattr(batch, "detach"):
-        return [batch.detach().cpu().numpy()] if batch.dim() else []
-    if type(batch).__module__ == "numpy" and getattr(batch, "ndim", 0):
-        return [batch]
-    items = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else ()
-    return [array for item in items for array in _arrays(item, depth + 1)]
-
-
-def sample_fingerprints(batch, fields: list | None = None) -> list[str]:
-    """One fingerprint per sample: its rows of every tensor in the batch whose first dimension is the
-    batch's, hashed together (the same bytes give the same fingerprint in any process).  `fields`, a
-    list: each tensor's own row fingerprints are appended to it, one list per tensor."""
-    import numpy as np
-
-    arrays = _arrays(batch)
-    if not arrays:
-        return []
-    count = len(arrays[0])
-    if not _WEIGHTS:  # odd 64-bit weights of a generator of our own, never the attempt's
-        _WEIGHTS.append(np.random.default_rng(2024).integers(0, 2**63, ROW_BYTES, dtype=np.uint64) * 2 + 1)
-    total = np.zeros(count, dtype=np.uint64)
-    for array in arrays:
-        if len(array) != count:
-            continue
-        rows = np.ascontiguousarray(array).reshape(count, -1).view(np.uint8).reshape(count, -1)
-        if rows.shape[1] > ROW_BYTES:
-            rows = rows[:, ::-(-rows.shape[1] // ROW_BYTES)]
-        with np.errstate(over="ignore"):
-            own = rows.astype(np.uint64) @ _WEIGHTS[0][:rows.shape[1]]
-            total = total * np.uint64(31) + own
-        if fields is not None:
-            fields.append([format(int(value), "x") for value in own])
-    return [format(int(value), "x") for value in total]
 
 
 def _generator_state(value):
@@ -146,7 +106,7 @@ def _own_globals(dataset) -> list:
 
 def sample_bytes(batch) -> float | None:
     """Bytes per sample in a batch: every tensor whose first dimension is the batch's, added up."""
-    arrays = _arrays(batch)
+    arrays = batch_arrays(batch)
     if not arrays or not len(arrays[0]):
         return None
     count = len(arrays[0])

@@ -1,6 +1,8 @@
 """Judging a run: what happened (the outcome), the line to read, and how it differs from the declaration."""
 from __future__ import annotations
 
+import dataclasses
+import enum
 import re
 
 from scenarios.host import EXIT_CANNOT_RUN
@@ -73,27 +75,62 @@ def unjudged(spec: dict, result: dict) -> list[str]:
             for name, bounds in spec.get("metrics", {}).items() if bounds.get("timing")]
 
 
-def breaches(spec: dict, result: dict) -> list[str]:
+class Differs(enum.StrEnum):
+    """How a run differs from its declaration."""
+    OUTCOME = "outcome"      # value: the run's outcome; bound: the declared one
+    EVIDENCE = "evidence"    # bound: the declared evidence pattern, which no output line matched
+    UNTIMED = "untimed"      # a timing bound, and the run's cpu_wait_share was not measured
+    UNMEASURED = "unmeasured"
+    NAN = "nan"              # value: nan, which meets no bound
+    BELOW = "below"          # value < bound (the declared min)
+    ABOVE = "above"          # value > bound (the declared max)
+
+
+@dataclasses.dataclass(frozen=True)
+class Breach:
+    """One way a run differs from what its declaration says it must show: read by field (the
+    grader); str() is the runner's own sentence for it (reports, the result's JSON)."""
+    kind: Differs
+    metric: str = ""                 # the metric's name; "" for the outcome and the evidence
+    value: float | str | None = None
+    bound: float | str | None = None
+
+    def __str__(self) -> str:
+        return {Differs.OUTCOME: lambda: f"outcome {self.value}, declared {self.bound}",
+                Differs.EVIDENCE: lambda: f"output lacks /{self.bound}/",
+                Differs.UNTIMED: lambda: f"{self.metric} is a timing bound, and cpu_wait_share was not measured",
+                Differs.UNMEASURED: lambda: f"{self.metric} was not measured",
+                Differs.NAN: lambda: f"{self.metric}=nan, not a figure",
+                Differs.BELOW: lambda: f"{self.metric}={self.value:g} < {self.bound:g}",
+                Differs.ABOVE: lambda: f"{self.metric}={self.value:g} > {self.bound:g}"}[self.kind]()
+
+
+def breaches(spec: dict, result: dict) -> list[Breach]:
     """Every way the run differs from what the declaration says it must show."""
     found = []
     busy = _busy(result) is not None
     if result["outcome"] != spec["expect"]:
-        found.append(f"outcome {result['outcome']}, declared {spec['expect']}")
+        found.append(Breach(Differs.OUTCOME, value=result["outcome"], bound=spec["expect"]))
     pattern = spec.get("evidence")
     if pattern and not re.search(pattern, result["evidence"]):
-        found.append(f"output lacks /{pattern}/")
+        found.append(Breach(Differs.EVIDENCE, bound=pattern))
     for name, bounds in spec.get("metrics", {}).items():
-        value = result["metrics"].get(name)
         if busy and bounds.get("timing"):
             continue  # unjudged() says why
-        if bounds.get("timing") and "cpu_wait_share" not in result["metrics"]:
-            found.append(f"{name} is a timing bound, and cpu_wait_share was not measured")
-        elif value is None:
-            found.append(f"{name} was not measured")
-        elif value != value:  # nan meets no bound
-            found.append(f"{name}=nan, not a figure")
-        elif "min" in bounds and value < bounds["min"]:
-            found.append(f"{name}={value:g} < {bounds['min']:g}")
-        elif "max" in bounds and value > bounds["max"]:
-            found.append(f"{name}={value:g} > {bounds['max']:g}")
+        found += _metric_breach(name, bounds, result["metrics"])
     return found
+
+
+def _metric_breach(name: str, bounds: dict, metrics: dict) -> list[Breach]:
+    value = metrics.get(name)
+    if bounds.get("timing") and "cpu_wait_share" not in metrics:
+        return [Breach(Differs.UNTIMED, name)]
+    if value is None:
+        return [Breach(Differs.UNMEASURED, name)]
+    if value != value:
+        return [Breach(Differs.NAN, name, value)]
+    if "min" in bounds and value < bounds["min"]:
+        return [Breach(Differs.BELOW, name, value, bounds["min"])]
+    if "max" in bounds and value > bounds["max"]:
+        return [Breach(Differs.ABOVE, name, value, bounds["max"])]
+    return []

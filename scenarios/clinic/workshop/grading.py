@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import re
 import secrets
 import sys
 from pathlib import Path
@@ -13,35 +12,35 @@ from scenarios.clinic.run.observe import hook_env
 from scenarios.clinic.run.declarations import (CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs)
 from scenarios.clinic.workshop.rules import (AttemptSyntaxError, CANNOT_RUN, Grade, NOT_YET, PASSED,
                                              attempt_path, exercise_of, read_attempt, static_problems)
+from scenarios.clinic.workshop import killed_job
 from scenarios.clinic.workshop.observations import observation_problems
 from scenarios.synthetic_data import GRADING_SEED
 
 
 # ---------------------------------------------------------------- the grade
 
-def _sentence(breach: str, spec: dict, result: dict) -> str:
+def _sentence(breach: judge.Breach, spec: dict, result: dict) -> str:
     """A breach of the fixed declaration, said for an attendee."""
-    if breach.startswith("outcome "):
+    if breach.kind is judge.Differs.OUTCOME:
         outcome = result["outcome"]
         said = {"hang": f"it was still waiting after its {result['limit_s']:g} s limit (a hang)",
                 "error": "it ended with an error",
                 "signal": f"it was killed by {result.get('signal') or 'a signal'}",
                 "completed": "it completed"}.get(outcome, outcome)
         return f"{said}; fixed needs it to {spec['expect'].replace('completed', 'complete')}"
-    if breach.startswith("output lacks"):
+    if breach.kind is judge.Differs.EVIDENCE:
         return f"its output has no line like /{spec.get('evidence')}/, which the fixed run prints"
-    if breach.endswith("was not measured"):
-        name = breach.split()[0]
+    if breach.kind is judge.Differs.UNMEASURED:
+        name = breach.metric
         if name.startswith("sampled_"):
             return f"the runner measured no {name} (no worker lived long enough to be sampled)"
         return f"it never reported {name} (a `metric {name}=…` line): keep broken.py's measurements"
-    match = re.match(r"(\w+)=(\S+) ([<>]) (\S+)", breach)
-    if match:
-        name, value, side, bound = match.groups()
-        need = "at least" if side == "<" else "at most"
+    if breach.kind in (judge.Differs.BELOW, judge.Differs.ABOVE):
+        name = breach.metric
+        need = "at least" if breach.kind is judge.Differs.BELOW else "at most"
         who = "the runner measured" if name.startswith("sampled_") or name == "seconds" else "it reported"
-        return f"{who} {name}={value}; fixed needs {need} {bound}"
-    return breach
+        return f"{who} {name}={breach.value:g}; fixed needs {need} {breach.bound:g}"
+    return str(breach)
 
 
 def _fixed_spec(scenario: Scenario, exercise: dict) -> dict:
@@ -57,7 +56,8 @@ def _run_problems(exercise: dict, spec: dict, result: dict, ended: bool) -> list
     """How the run ended, and the worker processes the runner saw below the script."""
     # A run that crashed, hung or was killed says so first: the batches it never delivered and the
     # figures it never printed follow from that, and "run the whole workload" would mislead.
-    problems = [] if ended else [_sentence(f"outcome {result['outcome']}", spec, result)]
+    problems = [] if ended else [_sentence(judge.Breach(judge.Differs.OUTCOME, value=result["outcome"],
+                                                        bound=spec["expect"]), spec, result)]
     wanted = exercise.get("min_workers", 1)
     workers = result.get("worker_processes_seen")
     if workers is not None and workers < wanted:
@@ -66,6 +66,8 @@ def _run_problems(exercise: dict, spec: dict, result: dict, ended: bool) -> list
                         "and fewer of them (num_workers=0, say) hides a failure instead of fixing it")
     if result.get("observed") is not None:  # an attempt's run: what its DataLoaders did
         problems += observation_problems(exercise.get("observe", {}), result["observed"], result.get("metrics"), ended)
+    if "killed_job" in result:  # its job, killed by the grader itself (20)
+        problems += killed_job.problems(exercise["kill_job"], result["killed_job"])
     return problems
 
 
@@ -79,9 +81,9 @@ def _figure_problems(spec: dict, result: dict, lines: list[str], ended: bool) ->
         if len(set(values)) > 1:
             problems.append(f"it reported {name} {len(values)} times ({', '.join(f'{v:g}' for v in values)}); "
                             "a figure is reported once")
-    breaches = [b for b in judge.breaches(spec, result) if not b.startswith("outcome ")]  # said first
+    breaches = [b for b in judge.breaches(spec, result) if b.kind is not judge.Differs.OUTCOME]  # said first
     if not ended:  # figures never reported follow from that: say it once
-        breaches = [b for b in breaches if not b.endswith("was not measured")]
+        breaches = [b for b in breaches if b.kind is not judge.Differs.UNMEASURED]
     problems += [_sentence(breach, spec, result) for breach in breaches]
     # A timing bound the machine's load left unjudged is no pass: grade again when it is quieter.
     problems += [f"{line}; grade again on a quieter machine" for line in result.get("unjudged", [])]
@@ -141,6 +143,10 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
             print(f"▶ {shown(path)}  (graded as scenario {scenario.number}'s fixed.py: "
                   f"limit {scenario.limit_for('fixed'):g} s)", file=show, flush=True)
         result = run_variant(scenario, "fixed", show, script=path.resolve(), env=env)
+        if "kill_job" in exercise_of(scenario) and result["outcome"] != "cannot-run":
+            if show:
+                print("▶ the attempt's training job again, killed by the grader itself", file=show, flush=True)
+            result["killed_job"] = killed_job.run(path.resolve(), scenario.path, exercise_of(scenario)["kill_job"])
     graded = grade(scenario, result, source, broken_source, file=shown(path))
     if result is not None and GRADING_SEED in env:
         graded.seen["seed"] = int(env[GRADING_SEED])

@@ -26,13 +26,20 @@ the `[exercise]` table of its scenario.toml:
     seeded = true            # the bad items a fix must handle move with a seed the grader picks
                              # for each run (02, 06), so a fix that names them fails
     not_judged = ["…"]       # what grading cannot see in this exercise: said beside every grade
+    kill_job = { argv = ["--train", "fork"], ready = "^step 1:", kill_at = "^step 3:" }  # the grader
+                             # runs the job itself, pauses it, SIGKILLs it and counts its workers (20;
+                             # killed_job.py)
 
 `observe` is judged on what the runner's hook recorded inside PyTorch, never on the attempt's
-prints: its keys are described, and judged, in observations.py.
+prints: its keys are described, and judged, in observations.py.  A figure the script prints is
+the attempt's claim: where the lesson's own measure is one the script could compute, the grade
+also rests on the same thing seen from outside the attempt's code (the runner's samples of each
+worker's memory, the hook's census of each worker's threads from /proc, the grader's own kill).
 
 What every exercise keeps without declaring it: broken.py's UPPER_CASE constants (the
-workload and its budgets), each statement that prints a `metric` line, and each `if …:`
-that ends the run with sys.exit / SystemExit (the script's own check).  No figure may be
+workload and its budgets), each statement that prints a `metric` line, each `if …:`
+that ends the run with sys.exit / SystemExit (the script's own check), and what it imports
+from the scenario's helper modules and the lab kit, neither redefined nor changed (stage.py).  No figure may be
 printed as a fixed value, and no figure twice.  `grade()` judges a recorded result and
 never runs anything; `check()` runs the attempt, then grades it.
 """
@@ -48,10 +55,12 @@ from pathlib import Path
 
 from scenarios.clinic.paths import shown
 from scenarios.clinic.run.declarations import REPO_ROOT, Scenario, ScenarioError
+from scenarios.clinic.workshop.stage import stage_problems
 from scenarios.host import EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 # Attempts and progress; CLINIC_WORKSHOP_DIR puts them elsewhere (the tests use a temporary folder).
-WORKSHOP_DIR = Path(os.environ.get("CLINIC_WORKSHOP_DIR") or REPO_ROOT / "workshop")
+WORKSHOP_ENV = "CLINIC_WORKSHOP_DIR"
+WORKSHOP_DIR = Path(os.environ.get(WORKSHOP_ENV) or REPO_ROOT / "workshop")
 PROGRESS_FILE = ".progress.json"  # hints shown and the last grade, per exercise
 CONSTANT = re.compile(r"^[A-Z][A-Z0-9_]*$")
 METRIC_TEXT = re.compile(r"metric (\w+|\{\})=")
@@ -260,6 +269,7 @@ def static_problems(scenario: Scenario, attempt_source: str, broken_source: str)
             where = f" (line {node.lineno})" if hasattr(node, "lineno") else ""
             problems.append(f"broken.py's `{shown}`{where} is missing or changed; the exercise keeps "
                             "the script's own measurements and checks: fix the cause, not the check")
+    problems += stage_problems(broken, attempt)
     for name in _fixed_figures(attempt):
         problems.append(f"the attempt prints `metric {name}=` with a fixed value; the grade reads "
                         "figures the script measures, so printing the expected line cannot pass")

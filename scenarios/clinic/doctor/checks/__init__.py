@@ -1,5 +1,5 @@
-"""The doctor's checks: one module per scenario, registered here in one list (as pytest's
-default_plugins).
+"""The doctor's checks: one module per scenario, `sNN_slug.py` in this folder, found by its name
+(a new scenario adds its file here and edits nothing else).
 
 A check module owns everything about its scenario's diagnosis, through the names of CONTRACT and
 no others (its helpers are private, `_name`; test_layout fails a public name outside it, so a
@@ -8,42 +8,17 @@ read through the doctor's small shared readers (findings, evidence, holdings, se
 events), the lab kit and fixes/; it imports no other check and no part of the engine that runs it
 (engine, probe, running, commands, explain, orphans, machine, loading).
 
-The engine (doctor/engine.py) runs the list; a check that raises becomes one `crashed` finding
+Importing this package loads no check: `CHECKS` imports them all the first time it is asked for.
+The engine (doctor/engine.py) runs them; a check that raises becomes one `crashed` finding
 naming it, and the rest of the report survives.
 """
 import ast
+import functools
+import heapq
+import importlib
 import inspect
-
-from scenarios.clinic.doctor.checks import (
-    s01_fork_inherited_lock,
-    s02_corrupt_files,
-    s03_list_refcount_growth,
-    s04_dev_shm_exhaustion,
-    s05_shared_state_races,
-    s06_worker_killed_by_signal,
-    s07_remote_storage_latency,
-    s08_too_many_open_files,
-    s09_spawn_pitfalls,
-    s10_prefetch_memory,
-    s11_shared_file_handle,
-    s12_identical_augmentations,
-    s13_iterable_dataset_duplicates,
-    s14_persistent_workers_stale_epoch,
-    s15_distributed_sampler_set_epoch,
-    s16_variable_size_samples,
-    s17_process_pool_in_worker,
-    s18_hdf5_opened_in_init,
-    s19_oom_killer_in_memory_limit,
-    s20_orphaned_workers_after_sigkill,
-    s21_thread_oversubscription,
-    s22_fewer_shards_than_workers,
-    s23_tokenizers_before_fork,
-    s24_resume_mid_epoch,
-    s25_cuda_in_forked_worker,
-    s26_cuda_context_per_worker,
-    s27_pinned_memory_path,
-    s28_gpu_waits_for_data,
-)
+import pkgutil
+import re
 
 # name: (kind, what it is).  A hook's parameters are named as here.
 CONTRACT = {
@@ -53,6 +28,12 @@ CONTRACT = {
     "LOG_TEXTS": ("data", "[(regex, finding name)]: warnings that name it in a log on their own (explain; optional)"),
     "CONTEXT": ("data", "regex: frames where its generic ERRORS count without a DataLoader, because its lesson holds "
                         "whoever started the process (explain; optional)"),
+    "WINS_OVER": ("data", '("06",): the scenarios whose ERRORS a text matching its own ERRORS must not reach; "*": '
+                          "every check that does not say \"*\" itself (the error table's order; optional)"),
+    "LIKELY": ("data", "[(regex, finding name, why)]: texts whose mechanism, and so its lesson, is the same whoever "
+                       "started the process: explain names them at *likely* wherever they appear (optional)"),
+    "ASK": ("data", "[(regex, question)]: texts of its ERRORS that other lessons' failures print too: explain names "
+                    "them at *possible*, with the question that decides (optional)"),
     "HEALTHY": ("data", "how often a healthy loader trips each of its rules, measured (tests/loaders/false_alarms.py, "
                         "tests/jobs/false_alarms.py), or why no chance is in a rule"),
     "static": ("hook(examined)", "[Finding]: what the loader, its dataset and this process show"),
@@ -97,40 +78,59 @@ def _defined_names(check) -> list[str]:
     return names
 
 
-# The order is the error table's: the first pattern that matches a traceback wins, so the more
-# specific texts come first ("killed by signal: Killed" and "Bus error" before 06's "killed by
-# signal"), and 02's catch-all last.  Reports sort findings by level and scenario, not by this.
-# The GPU texts (27, 25, 26) lead: a worker's CUDA error is theirs, whatever else the traceback says.
-CHECKS = (
-    s27_pinned_memory_path,
-    s25_cuda_in_forked_worker,
-    s26_cuda_context_per_worker,
-    s17_process_pool_in_worker,
-    s16_variable_size_samples,
-    s04_dev_shm_exhaustion,
-    s08_too_many_open_files,
-    s05_shared_state_races,
-    s09_spawn_pitfalls,
-    s01_fork_inherited_lock,
-    s19_oom_killer_in_memory_limit,
-    s10_prefetch_memory,
-    s06_worker_killed_by_signal,
-    s03_list_refcount_growth,
-    s07_remote_storage_latency,
-    s11_shared_file_handle,
-    s12_identical_augmentations,
-    s13_iterable_dataset_duplicates,
-    s14_persistent_workers_stale_epoch,
-    s15_distributed_sampler_set_epoch,
-    s18_hdf5_opened_in_init,
-    s20_orphaned_workers_after_sigkill,
-    s21_thread_oversubscription,
-    s22_fewer_shards_than_workers,
-    s23_tokenizers_before_fork,
-    s24_resume_mid_epoch,
-    s28_gpu_waits_for_data,
-    s02_corrupt_files,
-)
+MODULE_NAME = re.compile(r"s(\d\d)_\w+")   # s03_list_refcount_growth: the scenario folder's name after an `s`
+ALL = "*"
+
+
+def __getattr__(name: str):
+    if name == "CHECKS":
+        return _checks()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _checks() -> tuple:
+    """Every sNN_*.py of this folder, imported, in the error table's order."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if MODULE_NAME.fullmatch(m.name))
+    return ordered([importlib.import_module(f"{__name__}.{name}") for name in names])
+
+
+def ordered(checks: list) -> tuple:
+    """The checks in the error table's order: the first pattern that matches a traceback wins, so a
+    check comes before every check it declares in WINS_OVER ("Bus error" and "killed by signal:
+    Killed" before 06's "killed by signal"); the GPU checks say "*": a worker's CUDA error is
+    theirs, whatever else the traceback says.  The check holding the catch-all pattern ("") comes
+    last.  Ties go by scenario number.  Reports sort findings by level and scenario, not by this."""
+    after = {c.SCENARIO: set() for c in checks}   # scenario: the scenarios that must come after it
+    for check in checks:
+        wins = getattr(check, "WINS_OVER", ())
+        unknown = set(wins) - set(after) - {ALL}
+        if unknown:
+            raise ValueError(f"{name_of(check)}: WINS_OVER names no check: {sorted(unknown)}")
+        for other in checks:
+            loses = other.SCENARIO in wins or (ALL in wins and ALL not in getattr(other, "WINS_OVER", ()))
+            last = any(p == "" for p, _ in getattr(other, "ERRORS", ()))
+            if other is not check and (loses or last):
+                after[check.SCENARIO].add(other.SCENARIO)
+    rank = _rank(after)
+    return tuple(sorted(checks, key=lambda c: rank[c.SCENARIO]))
+
+
+def _rank(after: dict[str, set[str]]) -> dict[str, int]:
+    """Each scenario's place in a topological order of `after`, the lowest number first among equals."""
+    before = {s: sum(s in later for later in after.values()) for s in after}
+    ready, rank = [s for s, n in before.items() if n == 0], {}
+    heapq.heapify(ready)
+    while ready:
+        scenario = heapq.heappop(ready)
+        rank[scenario] = len(rank)
+        for later in after[scenario]:
+            before[later] -= 1
+            if before[later] == 0:
+                heapq.heappush(ready, later)
+    if len(rank) < len(after):
+        raise ValueError(f"WINS_OVER declarations go round in a circle among {sorted(set(after) - set(rank))}")
+    return rank
 
 
 def name_of(check) -> str:
@@ -141,10 +141,10 @@ def name_of(check) -> str:
 def log_texts() -> list[tuple[str, object, str]]:
     """(pattern, check module, finding name): warnings that name a failure on their own, without
     a traceback through the DataLoader (`explain` matches them anywhere in a log)."""
-    return [(pattern, check, name) for check in CHECKS for pattern, name in getattr(check, "LOG_TEXTS", ())]
+    return [(pattern, check, name) for check in _checks() for pattern, name in getattr(check, "LOG_TEXTS", ())]
 
 
 def error_table() -> list[tuple[str, object, str]]:
-    """(pattern, check module, finding name) from every check, in the registry's order: the
-    first match wins, and scenario 02's catch-all comes last."""
-    return [(pattern, check, name) for check in CHECKS for pattern, name in getattr(check, "ERRORS", ())]
+    """(pattern, check module, finding name) from every check, in `ordered`'s order: the first
+    match wins, and scenario 02's catch-all comes last."""
+    return [(pattern, check, name) for check in _checks() for pattern, name in getattr(check, "ERRORS", ())]

@@ -16,6 +16,8 @@ ERRORS = [(r"unable to allocate shared memory|unable to write to file </torch_|N
 # torch/csrc/DataLoader.cpp: a worker's own SIGBUS handler, printed even when no traceback is pasted.
 LOG_TEXTS = [(r"ERROR: Unexpected bus error encountered in worker\. This might be caused by insufficient shared memory",
               "shm-in-flight")]
+# "killed by signal: Bus error" is also 06's "killed by signal": a full /dev/shm is the lesson.
+WINS_OVER = ("06",)
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("arithmetic on the batches' size against this machine's /dev/shm, no chance in it: 0 risks in 360 "
            "runs of the 30 well-built public loaders. doctor --pid: 0 of 120 examinations of two healthy "

@@ -13,6 +13,13 @@ FIXES = {
 # SIGKILL from the kernel's OOM killer, as PyTorch names it (torch/utils/data/_utils/signal_handling.py),
 # and the kernel's own line.  Ahead of 06's generic "killed by signal" in the error table.
 ERRORS = [(r"killed by signal: Killed|Memory cgroup out of memory: Killed process", "oom-killed")]
+# SIGKILL, as a launcher or an executor reports a child's end: the OOM killer sends it when memory
+# runs out (a person's `kill -9` is the other sender, and says so).
+LIKELY = [(r"terminated with (?:exit )?code -9\b|terminated with signal SIGKILL|SIGKILL\(-9\)|exit ?code[ =:]+-9\b"
+           r"|signal 9: SIGKILL|exit code 137\b",   # a shell's 128 + 9
+           "oom-killed", "a child ended by SIGKILL, which the kernel's OOM killer sends when memory runs out")]
+# "killed by signal: Killed" is also 06's "killed by signal": the kernel's OOM killer is the lesson.
+WINS_OVER = ("06",)
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("arithmetic against the memory limit, no chance in it. doctor --pid: 0 of 120 examinations of two "
            "healthy jobs")

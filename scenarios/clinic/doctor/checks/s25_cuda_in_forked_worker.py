@@ -18,6 +18,13 @@ ERRORS = [(r"Cannot re-initialize CUDA in forked subprocess", "cuda-in-forked-wo
           (r"CUDA error: initialization error", "cuda-tensor-in-dataset"),
           # the loader's code asked for CUDA on a machine without it (the doctor's probe on a CPU machine)
           (r"Torch not compiled with CUDA enabled|Found no NVIDIA driver on your system", "cuda-in-loader-code")]
+# torch.cuda's lazy init raises it in any process forked after its parent initialised CUDA: the
+# lesson (no CUDA in a forked child, or spawn it) is the same whoever forked, a DataLoader or a Pool.
+LIKELY = [(r"(?i)Cannot re-initialize CUDA in forked subprocess", "cuda-in-forked-worker",
+           "torch.cuda raises this in any process forked after its parent initialised CUDA; the child must not "
+           "touch CUDA, or must be spawned, whoever forked it")]
+# A worker's CUDA error is the GPU's, whatever else the traceback says (a worker dying after it: 06).
+WINS_OVER = ("*",)
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("CUDA requests the probe records and CUDA tensors on the dataset, no chance in them: 0 in 360 "
            "runs of the 30 well-built public loaders (none on a GPU)")

@@ -17,6 +17,9 @@ FIXES = {
 # the thread's death, which the training process reports without the cause (dataloader.py).
 ERRORS = [(r"cannot pin 'torch\.cuda\.\w+' only dense CPU tensors can be pinned", "pin-cuda-batch"),
           (r"in pin memory thread for device \d+|Pin memory thread exited unexpectedly", "pin-thread-error")]
+# A pin thread's error wraps the batch's own CUDA error (25's, 26's texts): it is the pin thread's lesson;
+# and a worker's CUDA error is the GPU's, whatever else the traceback says ("*").
+WINS_OVER = ("*", "25", "26")
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("CUDA requests the probe records, no chance in them: 0 in 360 runs of the 30 well-built public "
            "loaders (none on a GPU)")
