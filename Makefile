@@ -159,7 +159,7 @@ figures: $(SETUP)
 # On a machine with a CUDA GPU: every variant of the GPU scenarios, their tests and the doctor's CUDA
 # cases within 5 minutes, into one archive in out/gpu-check/ (exit 3 where there is no card).
 gpu-check: $(SETUP)
-	@$(PYTHON) -m scenarios.clinic.gpu_check
+	@$(PYTHON) -m scenarios gpu-check
 
 workshop: $(SETUP)
 	@$(PYTHON) -m scenarios run all

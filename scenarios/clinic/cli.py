@@ -44,6 +44,8 @@ COMMANDS = {
     "hint": Command("scenarios.clinic.workshop.commands", "the next of the exercise's three hints"),
     "solution": Command("scenarios.clinic.workshop.commands", "show our fix (diff -u broken.py fixed.py)"),
     "workshop-status": Command("scenarios.clinic.workshop.commands", "every exercise's state, from workshop/"),
+    "gpu-check": Command("scenarios.clinic.gpu_check", "on a CUDA GPU, within 5 minutes: every variant of the GPU "
+                         "scenarios and their tests, into one archive that figures --take-in stores"),
     "new": Command("scenarios.clinic.skeleton", "write a new scenario's skeleton: NN slug (every file it adds, each "
                    "NOT YET WRITTEN until written)"),
 }
