@@ -1,6 +1,7 @@
 """`python -m scenarios explain`: logs from the scenarios' own runs, texts from torch's sources,
 logs wrapped by launchers, and logs with no DataLoader failure in them."""
 import json
+import re
 import subprocess
 import sys
 
@@ -8,6 +9,7 @@ import pytest
 from conftest import REPO_ROOT, scenario_report
 
 from scenarios.clinic.doctor import catalogue
+from scenarios.clinic.doctor.checks import CHECKS
 from scenarios.clinic.doctor.explain import explain_text, unwrap
 
 # (scenario, variant whose output holds a genuine traceback, the scenario explain must name)
@@ -129,7 +131,7 @@ def test_every_catalogued_text_is_in_the_file_it_names():
 def test_every_verdict_is_a_scenario_of_the_clinic_or_a_reason():
     reasons, entries = catalogue.load()
     assert {e.verdict for e in entries if not e.scenario} <= set(reasons)
-    assert {e.scenario for e in entries if e.scenario} <= {f"{n:02d}" for n in range(1, 29)}
+    assert {e.scenario for e in entries if e.scenario} <= {c.SCENARIO for c in CHECKS}
     assert {"25", "26", "27"} <= {e.scenario for e in entries}
 
 
@@ -141,15 +143,23 @@ def _in_worker(message: str) -> str:
 MAPPED = [e for e in catalogue.entries() if e.scenario]
 
 
+def _likely_text(text: str) -> bool:
+    return any(re.search(pattern, text) for check in CHECKS for pattern, _, _ in getattr(check, "LIKELY", ()))
+
+
 @pytest.mark.parametrize("entry", MAPPED, ids=[e.sample[:50] for e in MAPPED])
 def test_a_mapped_message_names_its_scenario(entry):
     bare = [f.scenario for f in explain_text(entry.sample + "\n")]
     if entry.scope == "any":   # wherever it appears, bare or in a worker's traceback
         assert bare == [entry.scenario]
         assert entry.scenario in [f.scenario for f in explain_text(_in_worker(entry.sample))]
-    else:                      # only in a DataLoader's context, and before the catch-all
-        assert bare == []
-        assert [f.scenario for f in explain_text(_in_worker(entry.sample))] == [entry.scenario]
+    else:   # certain only in a DataLoader's context, before the catch-all; bare, likely where its mechanism
+        # names the lesson whoever started the process (the checks' LIKELY), else nothing
+        found = explain_text(entry.sample + "\n")
+        assert bare == ([entry.scenario] if _likely_text(entry.sample) else [])
+        assert all(f.level == "likely" for f in found)
+        in_worker = explain_text(_in_worker(entry.sample))
+        assert [(f.scenario, f.level) for f in in_worker] == [(entry.scenario, "certain")]
 
 
 MARKED = [e for e in catalogue.entries() if not e.scenario and not e.count and e.verdict != "wrapper"]
@@ -258,14 +268,20 @@ def test_the_spawned_childs_side_of_a_failed_pickling_is_09s():
 def test_a_pickling_error_in_the_start_methods_own_frames_is_09s_whatever_process_started():
     # Base rates (tests/logs/public/BASE_RATES.md): the start method's pickling of the process object
     # (reduction.dump) fails the same for DataLoader workers and the script's own processes, and 09's
-    # lesson holds for both; a Pool sending a task (reduction.dumps) is no start method.
+    # lesson holds for both: likely, from the frame.  A Pool sending a task (reduction.dumps) is no start
+    # method: a generic pickling error there names nothing, while a local object, which the pickler
+    # names as such, is 09's lesson whoever pickles it (issue 35): likely, from the words.
     error = "AttributeError: Can't pickle local object 'Images.__init__.<locals>.<lambda>'\n"
     start = ('  File "C:\\envs\\lib\\multiprocessing\\reduction.py", line 60, in dump\n'
              "    ForkingPickler(file, protocol).dump(obj)\n")
     task = ('  File "/usr/lib/python3.11/multiprocessing/reduction.py", line 51, in dumps\n'
             "    cls(buf, protocol).dump(obj)\n")
-    assert [f.scenario for f in explain_text("Traceback (most recent call last):\n" + start + error)] == ["09"]
-    assert explain_text("Traceback (most recent call last):\n" + task + error) == []
+    by_frame = explain_text("Traceback (most recent call last):\n" + start + error)
+    assert [(f.scenario, f.level) for f in by_frame] == [("09", "likely")] and "in dump" in by_frame[0].evidence
+    by_words = explain_text("Traceback (most recent call last):\n" + task + error)
+    assert [(f.scenario, f.level) for f in by_words] == [("09", "likely")] and "local" in by_words[0].evidence
+    generic = "TypeError: cannot pickle 'generator' object\n"
+    assert explain_text("Traceback (most recent call last):\n" + task + generic) == []
 
 
 def test_out_of_descriptors_where_torch_shares_a_storage_is_08s():

@@ -21,6 +21,7 @@ TICK = "tick"                    # progress within a stage: a slow stage is told
 ITERATE = "iterate"              # the loader as configured: its stage, and its summary event
 COMPARE = "compare"              # the same batches with num_workers=0 (or 2 workers)
 DRAWS = "draws"                  # one index fetched through two workers
+RANKS = "ranks"                  # a stream read as rank 0 and rank 1 of 2 would read it (probe_ranks.py)
 SKIPPED = "skipped"              # stage, why: the probe's time was spent
 ERROR = "error"                  # stage, type, message, traceback
 BAD_INPUT = "bad-input"          # message: the loader could not be built
@@ -28,7 +29,7 @@ DONE = "done"                    # seconds: every stage ran
 CUDA_REQUESTS = "cuda-requests"  # requests (stage, call, where), batch_on_cuda: cuda_requests.finish()
 
 NAMES = frozenset({STARTED, LOADED, STAGE, WORKERS_STARTED, FIRST_BATCH, BATCH, MEMORY, TICK, ITERATE,
-                   COMPARE, DRAWS, SKIPPED, ERROR, BAD_INPUT, DONE, CUDA_REQUESTS})
+                   COMPARE, DRAWS, RANKS, SKIPPED, ERROR, BAD_INPUT, DONE, CUDA_REQUESTS})
 
 # The probe fetches one index DRAW_PAIRS times through each of two workers, and twice as often in
 # its own process; scenario 12's check says why 16 pairs make its verdict safe.

@@ -16,6 +16,7 @@ Stages, each bounded in time (the doctor also watches the clock from outside):
              dataset's own attributes
   draws      one index fetched by two workers over two epochs and twice in one process: do random
              draws repeat across workers or epochs?
+  ranks      a stream only: read again as rank 0 and as rank 1 of a 2-rank job (probe_ranks.py)
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from scenarios.clinic.doctor import cuda_requests, events
 from scenarios.clinic.doctor.fingerprints import (attribute_fingerprints, batch_shape, cache_like, fingerprint,
                                                   per_worker, sample_fingerprints)
 from scenarios.clinic.doctor.probe_loaders import copy_of, doctor_made, shut_down
+from scenarios.clinic.doctor.probe_ranks import read_as_ranks
 from scenarios.host import usable_cores
 from scenarios.instruments import CpuWait, loader_memory_bytes, open_fd_count, process_memory_mb
 
@@ -200,7 +202,9 @@ def draws(loader: DataLoader, budget_s: float) -> dict | None:
 
 
 def _run_stage(stage: str, loader: DataLoader, measured: dict, failed: bool, left: float,
-               parent: tuple | None) -> dict | None:
+               parent: tuple | None, rebuild=None) -> dict | None:
+    if stage == events.RANKS:
+        return read_as_ranks(loader, rebuild, (copy_of, shut_down, sample_fingerprints), budget_s=min(3.0, left / 2))
     if stage == events.ITERATE:
         return iterate(loader, budget_s=min(4.0, left / 3), parent=parent)
     if stage == events.COMPARE:
@@ -237,14 +241,19 @@ def main(launcher: str) -> None:
     emit(events.STARTED, pid=os.getpid(), fd_soft_limit=resource.getrlimit(resource.RLIMIT_NOFILE)[0],  # Linux only
          sharing_strategy=torch.multiprocessing.get_sharing_strategy())
     loader = build(order)
-    emit(events.LOADED, seconds=round(time.perf_counter() - started, 3))
+    built_s = time.perf_counter() - started
+    emit(events.LOADED, seconds=round(built_s, 3))
+    # The ranks stage builds a quick builder again per rank (one that reads RANK where it builds).
+    rebuild = (lambda: build(order)) if order.get("target") and built_s < 1.0 else None
+    stages = (events.ITERATE, events.COMPARE, events.DRAWS) + ((events.RANKS,) if isinstance(
+        loader.dataset, IterableDataset) else ())
     budget_s = order["budget_s"]
     # A sample that crashes this process (native code, compare stage): the fault handler prints its line.
     faulthandler.enable()
     parent = process_memory_mb(psutil.Process())  # before any fork shares its pages: what a worker may copy
     recording = cuda_requests.start(loader)
     measured, failed = {"batches": 0}, False
-    for stage in (events.ITERATE, events.COMPARE, events.DRAWS):
+    for stage in stages:
         left = budget_s - (time.perf_counter() - started)
         if stage != events.ITERATE and left < 1:
             emit(events.SKIPPED, stage=stage, why=f"the probe's time was spent ({budget_s:.0f} s)")
@@ -253,7 +262,7 @@ def main(launcher: str) -> None:
             break
         emit(events.STAGE, stage=stage)
         try:
-            result = _run_stage(stage, loader, measured, failed, left, parent)
+            result = _run_stage(stage, loader, measured, failed, left, parent, rebuild)
             measured = result if stage == events.ITERATE else measured
         except Exception as err:  # the user's error, whatever it is: the doctor maps it
             _emit_error(stage, err)

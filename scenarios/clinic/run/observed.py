@@ -41,8 +41,15 @@ def delivered(batches: list[dict]) -> dict:
                           for n in counts.values() if n > 1) for size in (4, 5)}
     not_asked = sum(a != g for b in batches if b.get("asked") and len(b["asked"]) == len(b.get("got") or ())
                     for a, g in zip(b["asked"], b["got"]))
+    # Ranks are processes: a sample that reached the loops of two of them in the same epoch of their
+    # loaders was trained on by both (29: a stream split by worker, not by rank).
+    processes: dict[tuple, set] = {}
+    for batch in batches:
+        for sample in batch.get("fp") or []:
+            processes.setdefault((batch.get("lid"), batch.get("epoch"), sample), set()).add(batch.get("pid"))
     return {"distinct_samples": sum(len(counts) for key, counts in per_epoch.items() if len(key) == 4),
-            "repeated_samples": repeated[4], "repeated_field_rows": repeated[5], "samples_not_asked": not_asked}
+            "repeated_samples": repeated[4], "repeated_field_rows": repeated[5], "samples_not_asked": not_asked,
+            "samples_in_two_processes": sum(len(pids) > 1 for pids in processes.values())}
 
 
 def draws(made: list[dict]) -> dict:

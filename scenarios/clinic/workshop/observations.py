@@ -15,6 +15,8 @@ the attempt's prints (every key a minimum):
     unique                true: no sample arrives twice within an epoch of a loader with workers, as the
                           DataLoader delivered it (what the loop drops afterwards does not count)
                           "every field": no row of any one tensor twice either (11: another record's bytes)
+    one_rank_each         true: no sample reaches the training loops of two processes (two ranks) in the same
+                          epoch of their loaders (29: a stream split by worker, not by rank)
     requested = N         field N of each sample holds its index: it must be the index the sampler asked
                           for, batch by batch (11: the next record in the file, with its own bytes, is not)
     worker_ms_per_batch   the workers' CPU milliseconds per batch, from taking the index to handing it over
@@ -37,13 +39,27 @@ the attempt's prints (every key a minimum):
     daemonic              true: every worker is still daemonic at its last batch (17)
     agree                 { printed_figure = "batches" or "samples" }: a count the script prints may
                           not exceed what the hook saw delivered (the prints are a second signal)
+    own_copy              { read_mb, uss_growth_mb }: no worker both read that much (/proc's rchar) and grew
+                          its own memory (USS) that much in its loop: a copy of its own (19)
+    busy_threads          a maximum: the threads any worker kept busy, each thread's CPU read from /proc by
+                          the hook (busy: a quarter of the worker's CPU since its first batch; 21: 1)
+    pool_threads          the threads each worker kept busy besides its worker loop's own, each with a quarter
+                          of the busiest one's CPU, the same census (23: tokenizers' pool, 2 on 2 cores)
+    worker_net_kb_per_batch  bytes the workers' sockets received per batch: the remote reads are the
+                          workers' (22: the images from the object store, not fetched by the training process)
+    resumed_order         true: the resumed process's DataLoader asks its workers for the rest of the
+                          interrupted epoch, in the order the interrupted one asked, every sample once (24)
+Those five are judged in worker_records.py, on each worker's own record.
 """
 from __future__ import annotations
+
+from scenarios.clinic.workshop.worker_records import worker_record_problems
 
 OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", "worker_ms_per_batch",
                 "worker_share", "start_methods", "agree", "daemonic", "samples", "unique", "draws",
                 "current_dataset", "shm_peak_mb", "fresh_locks", "sample_bytes", "requested",
-                "worker_wall_ms_per_batch", "worker_read_kb_per_batch")
+                "worker_wall_ms_per_batch", "worker_read_kb_per_batch", "busy_threads", "pool_threads",
+                "worker_net_kb_per_batch", "resumed_order", "own_copy", "one_rank_each")
 
 
 def _n(count: float, thing: str) -> str:
@@ -92,6 +108,11 @@ def _workload(wanted: dict, seen: dict, ended: bool) -> list[str]:
         problems.append(f"the training loop received {repeated} samples again within the same epoch (same "
                         "bytes, as the DataLoader delivered them): each sample arrives once, whatever the loop "
                         "drops afterwards")
+    shared = seen.get("samples_in_two_processes", 0)
+    if wanted.get("one_rank_each") and shared:
+        problems.append(f"{shared} samples reached the training loops of two ranks in the same epoch (same bytes, "
+                        "as their DataLoaders delivered them): every rank trained on them; each rank must get "
+                        "its own share")
     return problems
 
 
@@ -185,4 +206,5 @@ def observation_problems(wanted: dict, seen: dict, reported: dict | None = None,
                         f"needs at least {wanted.get('workers', 1)} (other processes below the script do not count)")
         return problems  # what follows is about workers there were not
     return (problems + _workload(wanted, seen, ended) + _workers_did_the_work(wanted, seen)
-            + _what_the_workers_made_it_from(wanted, seen) + _how_they_ran(wanted, seen))
+            + _what_the_workers_made_it_from(wanted, seen) + _how_they_ran(wanted, seen)
+            + worker_record_problems(wanted, seen))
