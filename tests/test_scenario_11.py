@@ -59,3 +59,37 @@ def test_forkserver_turns_the_silent_race_into_a_pickling_error(report):
     assert "TypeError: cannot pickle '_io.BufferedReader' object" in myth["output_tail"]
     assert re.search(r"all \d+ samples match their checksums", myth["output_tail"])
     assert myth["metrics"]["wrong_samples"] == 0 < report["variants"]["broken"]["metrics"]["wrong_samples"]
+
+
+def test_lmdb_environment_from_init_fills_the_reader_table_in_a_worker(report):
+    broken = report["variants"]["broken_lmdb"]
+    assert "Caught ReadersFullError in DataLoader worker process" in broken["output_tail"]
+    assert "match their checksums" not in broken["output_tail"]
+    fixed = report["variants"]["fixed_lmdb"]
+    assert re.fullmatch(r"all \d+ samples match their checksums", fixed["evidence"])
+    assert _workers_seen(fixed) == 2
+
+
+def test_a_forked_process_never_gives_back_an_lmdb_reader_slot(tmp_path):
+    """The mechanism of broken_lmdb.py, counted: read transactions begun in a forked child on the
+    parent's environment each leave a slot taken; in the parent, one slot serves ten."""
+    import os
+
+    import lmdb
+
+    lmdb.open(str(tmp_path), map_size=2**20).close()
+    env = lmdb.open(str(tmp_path), readonly=True)
+    for _ in range(10):
+        with env.begin():
+            pass
+    in_parent = env.info()["num_readers"]
+    pid = os.fork()
+    if pid == 0:
+        for _ in range(20):
+            with env.begin():
+                pass
+        os._exit(0)
+    assert os.waitpid(pid, 0)[1] == 0
+    # The child's first transaction reuses the idle one it inherited; each later one takes a new slot.
+    assert in_parent == 1 and env.info()["num_readers"] >= in_parent + 19
+    env.close()

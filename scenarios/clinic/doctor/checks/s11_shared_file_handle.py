@@ -9,6 +9,15 @@ FIXES = {
     "open-connection": "fixes/per_worker.py (PerWorker(connect): each process, every worker included, opens "
                        "its own connection on first use)",
 }
+# An open file inside what spawn or forkserver must pickle for the child (the dataset): the pickler
+# refuses it, whoever starts the process; the lesson is each process opening its own (09's "make it
+# picklable" would not say how).  Before 09's wider "cannot pickle"; after 33's, whose text is a
+# worker's queue failing to pickle a batch (an open file in a sample, not in the dataset).
+_OPEN_FILE = r"cannot pickle '(?:_io\.)?(?:Buffered\w+|TextIOWrapper|FileIO)' (?:object|instances)"
+ERRORS = [(_OPEN_FILE, "open-handles")]
+LIKELY = [(_OPEN_FILE, "open-handles", "an open file is what the pickler refuses: the object a spawned child "
+           "must unpickle holds one, so each process must open its own")]
+WINS_OVER = ("09",)
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("the handles open when examined, no chance in it: 0 in 360 runs of the 30 well-built public "
            "loaders")
