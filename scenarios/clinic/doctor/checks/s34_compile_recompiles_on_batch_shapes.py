@@ -1,0 +1,20 @@
+"""34 · a compiled step recompiles for each batch shape its loader makes, until dynamo stops compiling it."""
+SCENARIO = "34"
+FIXES = {
+    "shape-recompiles": "give the compiled function a few input shapes; for a loader's batches: "
+                        "DataLoader(drop_last=True) for the ragged last batch, and pad each batch to one of a "
+                        "few bucketed lengths (a multiple of 16 or 64) instead of its longest sample; or mark the "
+                        "varying sizes dynamic (torch._dynamo.mark_dynamic) where static kernels are not needed "
+                        "(scenario 34's fixed.py)",
+}
+# torch 2.13's own texts (torch/_dynamo/guards.py's recompile reasons, convert_frame.py's limit warning):
+# a tensor's guard on a size, as TORCH_LOGS=recompiles prints it; and the recompile limit's warning, whatever
+# its last reason (a size in the public reports; older releases, as in HeavyBall#16, named the limit
+# cache_size_limit).  dynamo prints them for whatever passes new sizes to a compiled function; in a training
+# loop that is mostly the loader's batches.
+LOG_TEXTS = [(r"tensor '[^'\n]+' size mismatch(?: at index \d+)?[.:] expected \d+, actual \d+", "shape-recompiles"),
+             (r"torch\._dynamo hit config\.(?:accumulated_)?(?:recompile|cache_size)_limit \(\d+\)",
+              "shape-recompiles")]
+HEALTHY = ("log texts only, no rule on a loader: a loader's batch shapes are the user's choice and torch.compile "
+           "is not in what the doctor examines; the texts are dynamo's own, printed only when a compiled function "
+           "sees a new size or reaches its recompile limit (no log in tests/logs holds either text)")
