@@ -217,3 +217,66 @@ def test_forkserver_workers_outlive_a_killed_trainer_and_are_found(monkeypatch, 
         assert orphans.main(kill=True) == 1 and "ended 3 process(es)" in capsys.readouterr().out
     finally:
         job.end()
+
+
+@pytest.mark.parametrize("workers", ["transient", "persistent"])
+def test_a_healthy_job_across_its_epochs_ends_gives_no_finding(workers):
+    # Issue 35: a non-persistent loader's workers exit at each epoch's end, a validation loader's
+    # start and end within it; examined at six moments of epochs a few tenths of a second long
+    # (most examinations cross an epoch's end), the job gives no finding.
+    from scenarios.clinic.doctor.engine import examine_running
+
+    job = Job("epochs", args=(workers, "8"), wait_s=0.5)
+    try:
+        examinations = [examine_running(job.proc.pid, 0.6) for _ in range(6)]
+    finally:
+        job.end()
+    assert not [f.as_dict() for e in examinations for f in e], [e.probe_status for e in examinations]
+    crossed = sum("within the window" in e.probe_status for e in examinations)
+    assert crossed >= (3 if workers == "transient" else 0), [e.probe_status for e in examinations]
+
+
+def test_a_worker_killed_by_a_signal_is_still_named():
+    # The job's loop caught torch's "killed by signal" and holds its iterator: the zombie's wait
+    # status (the last field of /proc/PID/stat) says SIGKILL; the other worker, alive, says nothing.
+    job = Job("killed_worker", wait_s=0.2)
+    try:
+        killed = job.tree[1]
+        os.kill(killed, signal.SIGKILL)
+        assert "killed by signal" in job.proc.stdout.readline()
+        status, findings = examined(job)
+    finally:
+        job.end()
+    risk = next(f for f in findings if f["scenario"] == "06")
+    assert status == 1 and f"{killed} killed by SIGKILL" in risk["evidence"], findings
+
+
+def test_a_finished_worker_not_yet_reaped_is_no_orphan():
+    # A worker that finished (a zombie, named as torch names its workers) below a process that is no
+    # trainer: it holds no memory and no signal can end it, so --orphans does not list it.
+    child = "open('/proc/self/comm', 'w').write('pt_data_worker')"
+    parent = subprocess.Popen(["sh", "-c", f"{sys.executable} -c \"{child}\" & exec sleep 30"], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 20
+        while not [c for c in psutil.Process(parent.pid).children() if c.status() == psutil.STATUS_ZOMBIE]:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        zombie = psutil.Process(parent.pid).children()[0]
+        assert orphans._comm(zombie.pid) == "pt_data_worker"
+        assert zombie.pid not in {o.pid for o in orphans.find_orphans(stacks=False)}
+    finally:
+        parent.kill()
+        parent.wait(timeout=10)
+
+
+def test_a_worker_growing_from_its_own_cache_is_no_copy_on_read():
+    # Issue 35: workers that each fill a cache dict grew, and --pid named 03. Their resident memory grows
+    # as much as their private memory: allocations, not inherited pages copied; at most a note.
+    job = Job("worker_cache")
+    try:
+        status, findings = examined(job)
+    finally:
+        job.end()
+    assert not [f for f in findings if f["level"] == "risk"], findings
+    grew = [f for f in findings if f["scenario"] == "03"]
+    assert [f["level"] for f in grew] == ["note"] and "its own allocations" in grew[0]["evidence"], findings

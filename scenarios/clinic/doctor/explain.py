@@ -1,15 +1,19 @@
 """`python -m scenarios explain [FILE | -] [--json]`: a log or a traceback as users paste it, and
-each DataLoader failure in it, explained by the check that owns its error text.
+the lesson that fixes each failure in it, with how sure it is and what in the text decided.
 
-The texts are the checks' own ERRORS and LOG_TEXTS (checks/__init__.py's error table, the one the
-probe uses); the catalogue (catalogue.txt, read from the sources that print each message) says
-which messages only the DataLoader's path prints.  Those count wherever they appear, bare or in a
-traceback; a generic one (an OSError, a KeyError, CUDA out of memory) counts only in a DataLoader's
-context: its frames, "Caught … in DataLoader worker process N", a worker's pid; or in the frames a
-check names (CONTEXT) where its lesson holds whoever started the process.  Pasted alone, a generic
-text names nothing: searched by the text alone, at most half the public posts of each were a
-DataLoader's (tests/logs/public/BASE_RATES.md).  Launchers' and loggers' wrapping is undone first.
-Each failure is named once, in the order the log shows them.
+The texts are the checks' own (checks/__init__.py's error table, the one the probe uses; LOG_TEXTS;
+LIKELY; ASK); the catalogue (catalogue.txt) says which messages only the DataLoader's path prints.
+  certain   a text only the DataLoader's path prints, or a generic one (an OSError, a pickling error)
+            in a DataLoader's context: its frames, "Caught … in DataLoader worker process N", a pid.
+  likely    a text whose mechanism, and so its lesson, is the same whoever started the process: it
+            names the mechanism (a check's LIKELY: a forked child initialising CUDA, an open file or
+            a lock spawn cannot pickle, a SIGKILL), or is raised in frames where the lesson holds (CONTEXT).
+  possible  a text several lessons' failures print (a check's ASK: a worker gone with no signal
+            named; a worker's missing file): the finding asks the one question that decides.
+Pasted alone, any other generic text names nothing: searched by the text alone, at most half the
+public posts of each were a DataLoader's (tests/logs/public/BASE_RATES.md).  Printed output with no
+error is read by printed.py.  Launchers' and loggers' wrapping is undone first.  Each failure is
+named once, in the order the log shows them.  Measured: tests/logs/rates.py.
 Exit status: 0 nothing found, 1 something found, 2 no such file or empty input.
 """
 from __future__ import annotations
@@ -19,8 +23,10 @@ import re
 import sys
 
 from scenarios.clinic.doctor import catalogue
+from scenarios.clinic.doctor import checks
 from scenarios.clinic.doctor.checks import error_table, log_texts
 from scenarios.clinic.doctor.findings import Finding, readable
+from scenarios.clinic.doctor.printed import printed_findings
 from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 COLOUR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -94,9 +100,23 @@ def blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
     return found
 
 
-def _finding(check, name: str, line: str) -> Finding:
+# How sure a finding is of the lesson that fixes the user's problem.
+CERTAIN, LIKELY, POSSIBLE = "certain", "likely", "possible"
+FIRM = (CERTAIN, LIKELY)
+
+
+def _finding(check, name: str, line: str, level: str = CERTAIN, why: str = "") -> Finding:
     cause = (check.__doc__ or "").strip().splitlines()[0]
-    return Finding(check.SCENARIO, "risk", name, f"{line} ({cause})", check.FIXES[name])
+    return Finding(check.SCENARIO, level, name, f"{line} ({cause}) [{level}: {why}]", check.FIXES[name])
+
+
+def _asked(finding: Finding, check, line: str) -> Finding:
+    """A text that other lessons' failures print too (the check's ASK): possible, with the question."""
+    question = next((q for pattern, q in getattr(check, "ASK", ()) if re.search(pattern, line)), None)
+    if question and finding.level in FIRM:
+        finding.level = POSSIBLE
+        finding.evidence = re.sub(r" \[\w+: [^\]]*\]$", f" [{POSSIBLE}: {question}]", finding.evidence)
+    return finding
 
 
 def _line_of(block: list[str], match: re.Match) -> str:
@@ -116,39 +136,94 @@ def _raised(joined: str) -> str | None:
     return next((line or caught for line, caught in reversed(found)), None)
 
 
-def _block_finding(block: list[str]) -> Finding | None:
-    """The one failure a traceback shows: the error table's first match, a generic text only where
-    the DataLoader is involved."""
-    joined = "\n".join(block)
-    context = bool(THROUGH_DATALOADER.search(joined))
-    for pattern, check, name in error_table():
-        if not pattern:   # the catch-all only for an exception a worker raised
-            if WORKER_RAISED.search(joined) and _raised(joined) not in CODE_MISTAKE | {None}:
-                return _finding(check, name, _caught(block))
-            continue
-        match = re.search(pattern, joined)
-        own = getattr(check, "CONTEXT", None)   # frames where the check's lesson holds without a DataLoader
-        if match and (context or catalogue.dataloader_only(_line_of(block, match)) or (own and re.search(own, joined))):
-            return _finding(check, name, _line_of(block, match))
+# A worker's exception that an absent path raises: one file missing is a bad sample (02), every path
+# missing is a path the code builds wrong, which no lesson here fixes.
+PATH_MISSING = {"FileNotFoundError", "NotADirectoryError", "IsADirectoryError"}
+
+
+def _level(check, line: str, joined: str, context: re.Match | None) -> tuple[str, str] | None:
+    """(level, what decided) for a text of the check's ERRORS; None where it names nothing."""
+    if catalogue.dataloader_only(line):
+        return CERTAIN, "a text only the DataLoader's path prints"
+    if context:
+        return CERTAIN, f"a generic text in a DataLoader's context ({context.group(0)!r} in the paste)"
+    own = getattr(check, "CONTEXT", None)
+    frame = own and re.search(own, joined)
+    if frame:
+        return LIKELY, f"raised in {frame.group(0)!r}, where its lesson holds whoever started the process"
+    return next(((LIKELY, why) for pattern, _, why in getattr(check, "LIKELY", ()) if re.search(pattern, line)), None)
+
+
+def _likely(joined: str) -> Finding | None:
+    """A text whose mechanism, and so its lesson, is the same whoever started the process (the
+    checks' LIKELY), where nothing shows a DataLoader."""
+    for check in checks.CHECKS:   # the error table's order
+        for pattern, name, why in getattr(check, "LIKELY", ()):
+            match = re.search(pattern, joined)
+            if match:
+                return _finding(check, name, _line_of([], match), LIKELY, why)
     return None
 
 
-def _hits(lines: list[str]) -> list[tuple[int, Finding]]:
+def _worker_raised(check, name: str, block: list[str], joined: str) -> Finding | None:
+    raised = _raised(joined)
+    if not WORKER_RAISED.search(joined) or raised in CODE_MISTAKE | {None}:
+        return None
+    if raised in PATH_MISSING:
+        return _finding(check, name, _caught(block), POSSIBLE, "does every sample's path fail (a path the "
+                        "dataset builds wrong: print one, fix how it is joined) or one file (02: skip what cannot "
+                        "be read)?")
+    return _finding(check, name, _caught(block), LIKELY, f"a {raised} a worker raised reading a sample, of no "
+                    "programming mistake's class")
+
+
+def _block_finding(block: list[str]) -> Finding | None:
+    """The one failure a traceback shows: the error table's first match, a generic text only where
+    the DataLoader is involved, where its check's frames show the mechanism, or where the text is
+    one of the checks' LIKELY ones."""
+    joined = "\n".join(block)
+    context = THROUGH_DATALOADER.search(joined)
+    for pattern, check, name in error_table():
+        if not pattern:   # the catch-all only for an exception a worker raised
+            found = _worker_raised(check, name, block, joined)
+            if found:
+                return found
+            continue
+        match = re.search(pattern, joined)
+        level = match and _level(check, _line_of(block, match), joined, context)
+        if level:
+            return _asked(_finding(check, name, _line_of(block, match), *level), check, _line_of(block, match))
+    return _likely(joined)
+
+
+def _logged(line: str, lines: list[str]) -> tuple[str, str]:
+    """A warning's level: certain where only the DataLoader's path prints it or the log shows a
+    DataLoader, likely where its mechanism is the same whoever started the process."""
+    if catalogue.dataloader_only(line):
+        return CERTAIN, "a text only the DataLoader's path prints"
+    context = THROUGH_DATALOADER.search("\n".join(lines))
+    if context:
+        return CERTAIN, f"a warning in a DataLoader's log ({context.group(0)!r} in it)"
+    return LIKELY, "the warning names its mechanism, whose lesson holds whoever started the process"
+
+
+def _hits(lines: list[str]) -> list[tuple[int, Finding, bool]]:
     """(line index, finding) of every failure the log shows, warnings and tracebacks alike."""
     hits, covered = [], set()
     for pattern, check, name in log_texts():
         index, match = next(((i, m) for i, m in ((i, re.search(pattern, line)) for i, line in enumerate(lines)) if m),
                             (0, None))
         if match:   # from the warning's first word: a progress bar redrawn on the same line is no evidence
-            hits.append((index, _finding(check, name, match.string[match.start():].strip()[:300])))
+            hits.append((index, _finding(check, name, match.string[match.start():].strip()[:300],
+                                         *_logged(match.string, lines)), True))
     for first, block in blocks(lines):
         covered.update(range(first, first + len(block)))
         found = _block_finding(block)
-        hits += [(first, found)] if found else []
+        hits += [(first, found, False)] if found else []
     for index, line in enumerate(lines):   # a bare message, pasted without its traceback
-        if index not in covered and catalogue.dataloader_only(line):
+        if index not in covered and (catalogue.dataloader_only(line) or _likely(line)):
             found = _block_finding([line])
-            hits += [(index, found)] if found else []
+            hits += [(index, found, False)] if found else []
     return sorted(hits, key=lambda hit: hit[0])
 
 
@@ -158,15 +233,25 @@ def _hits(lines: list[str]) -> list[tuple[int, Finding]]:
 _EXITED_WITH_CODE = re.compile(r"exited unexpectedly with exit code \d+")
 
 
+def _outranked(findings: list[Finding], warnings: set[int]) -> list[Finding]:
+    """Without a warning whose scenario another finding's check wins over (WINS_OVER): 09's "Got pickle
+    error when attempting to start a worker" says a worker could not be pickled; what could not be (a
+    lock: 01, an open file: 11, an h5py handle: 18) decides the lesson.  A traceback's own finding stays."""
+    wins = {c.SCENARIO: set(getattr(c, "WINS_OVER", ())) - {"*"} for c in checks.CHECKS}
+    beaten = {lost for f in findings for lost in wins.get(f.scenario, ())}
+    return [f for f in findings if not (id(f) in warnings and f.scenario in beaten)]
+
+
 def explain_text(text: str) -> list[Finding]:
-    findings, seen = [], set()
-    for _, finding in _hits(unwrap(text)):
+    findings, seen, lines, warnings = [], set(), unwrap(text), set()
+    for _, finding, warned in _hits(lines) + [(len(lines), f, False) for f in printed_findings(lines)]:
         if findings and finding.scenario == "06" and _EXITED_WITH_CODE.search(finding.evidence):
             continue
         if (finding.scenario, finding.check) not in seen:
             seen.add((finding.scenario, finding.check))
             findings.append(finding)
-    return findings
+            warnings |= {id(finding)} if warned else set()
+    return _outranked(findings, warnings)
 
 
 def arguments(name: str, parser) -> None:

@@ -20,9 +20,13 @@ class Worker:
     threads: int
     cpu_s: list = dataclasses.field(default_factory=list)    # user + system seconds at each sample
     uss_mb: list = dataclasses.field(default_factory=list)   # private memory at each sample
+    rss_mb: list = dataclasses.field(default_factory=list)   # resident memory, shared pages too, at each sample
     stack: str = ""
     thread_cpu_s: list = dataclasses.field(default_factory=list)  # {tid: CPU seconds} at each sample
     sampled_at: list = dataclasses.field(default_factory=list)    # time.monotonic() of each sample
+    states: list = dataclasses.field(default_factory=list)  # its state at each sample ("running", "sleeping")
+    settled: bool = False  # at its first sample, past its start-up (running.settled)
+    ended: str = ""     # how it ended, once it has: "exited 0", "killed by SIGKILL", "reaped" (status unknown)
 
     @property
     def busy_threads(self) -> int:
@@ -39,6 +43,13 @@ class Worker:
         return sum(1 for s in used.values() if s >= max(1.99 / CLOCK_TICKS, 0.25 * total, core_tenth))  # 2 ticks
 
     @property
+    def starved(self) -> bool:
+        """Runnable at most samples yet given under half a core: the machine's other processes
+        hold the cores; it waits for none of its own reads."""
+        window = self.sampled_at[-1] - self.sampled_at[0] if len(self.sampled_at) > 1 else 0.0
+        return self.states.count("running") * 2 > len(self.states) and self.cpu_share < 0.5 * window
+
+    @property
     def cpu_share(self) -> float:
         return 0.0 if len(self.cpu_s) < 2 else self.cpu_s[-1] - self.cpu_s[0]
 
@@ -50,7 +61,7 @@ class Job:
     command: str
     seconds: float                       # the window the samples span
     workers: list                        # Worker, DataLoader workers only
-    gone: list                           # workers found dead or zombie
+    gone: list                           # workers a signal killed (a zombie whose status says so)
     helpers: list                        # (pid, kind): fork server, shm manager, resource tracker
     trainer_stacks: list                 # the trainer's stack, sampled a few times over the window
     trainer_cpu_s: float
@@ -63,6 +74,11 @@ class Job:
     stacks_readable: bool
     fd_samples: list = dataclasses.field(default_factory=list)  # (seconds, open, torch's shm) at each sample
     why: str = ""                        # why this process was examined (trainers_below)
+    # A loader's workers start with its epoch and, unless persistent, exit at its end: those that
+    # ended by themselves (or were reaped before their status could be read), and those that started
+    # after the window's first sample, are no finding and are judged by no rule.
+    ended: list = dataclasses.field(default_factory=list)
+    started: list = dataclasses.field(default_factory=list)
 
     @property
     def alive_workers(self) -> list:
@@ -70,15 +86,24 @@ class Job:
 
 
 def waits_for_data(stack: str) -> bool:
-    """The trainer's stack is inside the DataLoader waiting for a batch."""
+    """The trainer's stack is inside the DataLoader waiting for a batch; not receiving one that came
+    (torch rebuilding its storages, a descriptor fetched from the worker's resource sharer: a busy
+    machine makes that slow, and the batch is already made)."""
     return bool(re.search(r"_next_data|_get_data|_try_get_data", stack)) and \
-        bool(re.search(r"\b(get|poll|wait|select|_poll|recv)\b \((?:queues|connection|threading|selectors)", stack))
+        bool(re.search(r"\b(get|poll|wait|select|_poll|recv)\b \((?:queues|connection|threading|selectors)", stack)) \
+        and not re.search(r"rebuild_storage|resource_sharer", stack)
+
+
+def idle_workers(job: Job) -> list:
+    """Workers whose stack waits for their next index: none of them is making a batch."""
+    return [w for w in job.workers if w.stack and _idle_in_worker_loop(w.stack)]
 
 
 def stuck_workers(job: Job) -> list:
     """Workers that used no CPU over the window, stopped in the dataset's own code or in a
-    threading wait: not waiting for an index, nor on I/O (a socket, a file: scenario 07's case)."""
-    return [w for w in job.workers if w.cpu_share < 0.05 * job.seconds and w.stack
+    threading wait: not waiting for an index, nor on I/O (a socket, a file: scenario 07's case), nor
+    runnable and given no core (a machine busy with other work)."""
+    return [w for w in job.workers if w.cpu_share < 0.05 * job.seconds and w.stack and not w.starved
             and not _idle_in_worker_loop(w.stack) and not _in_io(w.stack)]
 
 

@@ -96,8 +96,8 @@ def find_orphans(stacks: bool = True) -> list[Orphan]:
     for proc in psutil.process_iter():
         if proc.pid == os.getpid():
             continue
-        try:
-            kind = _kind(proc)
+        try:  # a zombie (a worker that finished, not yet reaped) holds nothing and cannot be ended
+            kind = None if proc.status() == psutil.STATUS_ZOMBIE else _kind(proc)
             if kind is None or not _orphaned(proc, kind):
                 continue
             memory = proc.memory_full_info()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -109,7 +110,7 @@ def workers_of(trainer: psutil.Process) -> tuple[list, list]:
             workers += child.children()
         elif kind:
             helpers.append((child.pid, kind))
-        elif "python" in command_of(child) or "torch" in maps_of(child.pid):
+        elif "python" in command_of(child) or "torch" in maps_of(child.pid) or _comm(child.pid) == "pt_data_worker":
             workers.append(child)
     return workers, helpers
 
@@ -126,20 +127,87 @@ def fd_soft_limit(pid: int) -> int | None:
     return None
 
 
+def exit_of(pid: int) -> str:
+    """How a process that is gone ended.  A zombie's wait status is the last field of
+    /proc/PID/stat (exit_code, Linux 3.5+); once its parent has reaped it, nothing says."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+        fields = text[text.rindex(")") + 2:].split()
+    except (OSError, ValueError):
+        return "reaped"
+    if fields[0] != "Z":
+        return ""
+    status = int(fields[-1])
+    if status & 0x7F:
+        number = status & 0x7F
+        return f"killed by {signal.Signals(number).name if number in signal.valid_signals() else number}"
+    return f"exited {status >> 8}"
+
+
+SETTLED_AGE_S = 10.0  # a worker this old is past its start-up even where torch does not name it
+FIRST_BATCHES_S = 1.5  # and once named, its first batches: lazy imports, pages first touched
+
+
+def settled(proc: psutil.Process) -> bool:
+    """A worker past its start-up: torch names it pt_data_worker on entering its worker loop
+    (worker.py), once a spawned worker has imported its modules and unpickled its dataset.
+    Before, it imports, allocates and has sent no batch, so its trainer waits for data: an
+    epoch's start, not a rule's evidence."""
+    age = time.time() - proc.create_time()
+    return age >= SETTLED_AGE_S or age >= FIRST_BATCHES_S and _comm(proc.pid) == "pt_data_worker"
+
+
 def _sample(workers: list, procs: dict) -> None:
     for worker in workers:
+        if worker.ended:
+            continue
         proc = procs[worker.pid]
         try:
+            worker.state = proc.status()
+            if worker.state == psutil.STATUS_ZOMBIE:
+                raise psutil.NoSuchProcess(worker.pid)
+            worker.settled = worker.settled if worker.sampled_at else settled(proc)
             times = proc.cpu_times()
-            worker.cpu_s.append(times.user + times.system)
             memory = process_memory_mb(proc)
-            if memory:
-                worker.uss_mb.append(memory[0])
-            worker.state, worker.threads = proc.status(), proc.num_threads()
-            worker.thread_cpu_s.append(thread_cpu_s(worker.pid))
-            worker.sampled_at.append(time.monotonic())
+            worker.threads, threads = proc.num_threads(), thread_cpu_s(worker.pid)
         except psutil.Error:
-            worker.state = "dead"
+            worker.state, worker.ended = "gone", exit_of(worker.pid) or "reaped"
+            continue
+        worker.cpu_s.append(times.user + times.system)
+        worker.states.append(worker.state)
+        if memory:
+            worker.uss_mb.append(memory[0])
+            worker.rss_mb.append(memory[1])
+        worker.thread_cpu_s.append(threads)
+        worker.sampled_at.append(time.monotonic())
+
+
+def _join_new(trainer: psutil.Process, workers: list, procs: dict) -> list:
+    """Workers that started since the last look (a new epoch's, a validation loader's) join the
+    sample; returns the helpers (fork server, resource tracker) seen now."""
+    try:
+        found, helpers = workers_of(trainer)
+    except psutil.Error:
+        return []
+    for proc in found:
+        if proc.pid not in procs:
+            procs[proc.pid] = proc
+            workers.append(Worker(proc.pid, "?", 0))
+    return helpers
+
+
+def _sorted_out(workers: list, rounds: int) -> dict:
+    """The workers by what rules may judge: those sampled, past their start-up, over the whole
+    window; those a signal killed (a zombie whose status says so); those that ended by themselves
+    or were reaped (a non-persistent loader's at its epoch's end), and those that started within
+    the window or were still starting at its first sample."""
+    for worker in workers:  # one last look: the stacks took seconds
+        worker.ended = worker.ended or exit_of(worker.pid)
+    live = [w for w in workers if not w.ended]
+    whole = [w for w in live if len(w.sampled_at) == rounds and w.settled]
+    return dict(workers=whole, started=[w for w in live if w not in whole],
+                gone=[w for w in workers if w.ended.startswith("killed")],
+                ended=[w for w in workers if w.ended and not w.ended.startswith("killed")])
 
 
 STACKS_BUDGET_S = 7.0   # py-spy reads after the window: with the default 6 s window, an answer within 15 s
@@ -155,43 +223,46 @@ def _size(path: Path) -> int:
 
 def read_job(pid: int, seconds: float = 6.0, stacks: bool = True, trainer_pid: int | None = None) -> Job:
     """Sample the job for `seconds`: workers' CPU and private memory, the trainer's stack and
-    descriptors a few times; then the workers' stacks, as many as STACKS_BUDGET_S allows (a loaded
-    machine slows py-spy).  `trainer_pid`: the process trainers_below chose."""
+    descriptors a few times, workers that start meanwhile joining; then the live workers' stacks,
+    as many as STACKS_BUDGET_S allows (a loaded machine slows py-spy).  `trainer_pid`: the
+    process trainers_below chose."""
     from scenarios.clinic.run.supervise import stack_of
 
     trainer = psutil.Process(trainer_pid or trainer_of(pid))
     if trainer.status() == psutil.STATUS_ZOMBIE:  # ended, not yet reaped by its parent
         raise psutil.NoSuchProcess(pid)
-    found, helpers = workers_of(trainer)
-    procs = {p.pid: p for p in found}
-    workers = [Worker(p.pid, "?", 0) for p in found]
-    trainer_stacks, started = [], time.monotonic()
+    workers, procs, helpers = [], {}, []
+    trainer_stacks, fd_samples, started = [], [], time.monotonic()
     trainer_cpu = sum(trainer.cpu_times()[:2])
     rounds = 3
-    fd_samples = []
     for i in range(rounds):
+        helpers = _join_new(trainer, workers, procs) or helpers
         _sample(workers, procs)
         fd_samples.append((time.monotonic() - started, *torch_descriptors(trainer.pid)))
         if stacks:
             trainer_stacks.append(stack_of(trainer.pid, nonblocking=True, timeout_s=2))
         if i < rounds - 1:
             time.sleep(max(0.0, started + seconds * (i + 1) / (rounds - 1) - time.monotonic()))
-    deadline = time.monotonic() + STACKS_BUDGET_S
-    for worker in workers if stacks else []:
-        left = deadline - time.monotonic()
-        worker.stack = stack_of(worker.pid, nonblocking=True, timeout_s=min(4, left)) if left > 0.5 else \
-            f"Process {worker.pid}: not read (the doctor's {STACKS_BUDGET_S:g} s for stacks were spent)"
+    _read_stacks([w for w in workers if not w.ended] if stacks else [])
     job_pids = {trainer.pid, *procs}
     shm = sum(_size(p) for p in torch_shm_files() if shm_file_creator(p.name) in job_pids)
     total = shutil.disk_usage("/dev/shm").total if Path("/dev/shm").is_dir() else None
-    fds = fd_samples[-1][1]
     return Job(trainer=trainer.pid, command=command_of(trainer), seconds=time.monotonic() - started,
-               workers=[w for w in workers if w.state not in ("zombie", "dead")],
-               gone=[w for w in workers if w.state in ("zombie", "dead")], helpers=helpers,
-               trainer_stacks=trainer_stacks, trainer_cpu_s=sum(trainer.cpu_times()[:2]) - trainer_cpu,
-               fds=fds, fd_limit=fd_soft_limit(trainer.pid), fd_samples=fd_samples, shm_bytes=shm, shm_total=total,
-               cgroup=memory_cgroup_of(trainer.pid), cores=usable_cores()[0],
-               stacks_readable=any(s.startswith("Process ") and "Thread" in s for s in trainer_stacks))
+               helpers=helpers, trainer_stacks=trainer_stacks, trainer_cpu_s=sum(trainer.cpu_times()[:2]) - trainer_cpu,
+               fds=fd_samples[-1][1], fd_limit=fd_soft_limit(trainer.pid), fd_samples=fd_samples, shm_bytes=shm,
+               shm_total=total, cgroup=memory_cgroup_of(trainer.pid), cores=usable_cores()[0],
+               stacks_readable=any(s.startswith("Process ") and "Thread" in s for s in trainer_stacks),
+               **_sorted_out(workers, rounds))
+
+
+def _read_stacks(workers: list) -> None:
+    from scenarios.clinic.run.supervise import stack_of
+
+    deadline = time.monotonic() + STACKS_BUDGET_S
+    for worker in workers:
+        left = deadline - time.monotonic()
+        worker.stack = stack_of(worker.pid, nonblocking=True, timeout_s=min(4, left)) if left > 0.5 else \
+            f"Process {worker.pid}: not read (the doctor's {STACKS_BUDGET_S:g} s for stacks were spent)"
 
 
 def summary(job: Job) -> str:
@@ -199,6 +270,9 @@ def summary(job: Job) -> str:
                         + (f" {w.uss_mb[-1]:,.0f} MB" if w.uss_mb else "") for w in job.workers[:6])
     stacks = "stacks read" if job.stacks_readable else \
         "stacks NOT read (py-spy cannot read this process: same user or root, kernel.yama.ptrace_scope=0, or sudo)"
-    return (f"{len(job.workers)} worker(s) [{workers}]" + (f", {len(job.gone)} gone" if job.gone else "")
+    passing = [f"{len(job.started)} started", f"{len(job.ended)} ended"] if job.started or job.ended else []
+    return (f"{len(job.workers)} worker(s) [{workers}]" + (f", {len(job.gone)} killed" if job.gone else "")
+            + (f" ({' and '.join(passing)} within the window: an epoch's start or end, judged by no rule)"
+               if passing else "")
             + (f"; helpers: {', '.join(kind for _, kind in job.helpers)}" if job.helpers else "")
             + f"; sampled {job.seconds:.1f} s; {stacks}")

@@ -22,12 +22,21 @@ FIXES = {
     "hang": "if the stack shows a lock: " + _PER_WORKER_FIX + "; if it shows a queue put: /dev/shm is full "
             "(scenario 04)",
 }
-ERRORS = [(r"DataLoader timed out after", "hang")]
+# A lock in what spawn or forkserver (Python 3.14's default) must pickle for a worker: the pickler refuses
+# it whoever starts the process; under fork the same dataset would hang.  Each process making its own
+# lock is 01's fix.  Before 09's and 33's wider "cannot pickle".
+_LOCK = r"cannot pickle '_thread\.R?[Ll]ock' object"
+ERRORS = [(r"DataLoader timed out after", "hang"), (_LOCK, "threads-and-locks")]
+LIKELY = [(_LOCK, "threads-and-locks", "a lock is what the pickler refuses: the object a spawned or forkserver "
+           "child must unpickle holds one (or a cache refreshed by a thread does), so each process must make its own")]
+WINS_OVER = ("09", "33")
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("threads-and-locks, threads-at-fork, timeout: read from this process and the loader, no chance in "
            "them; 0 risks in 360 runs of the 30 well-built public loaders (a note on 2). hang: the probe's "
            "longest wait between events reached 0.085 of its stall limit in those runs (nearest loader: mean "
-           "0.058, sd 0.013; the limit 70 sd away). doctor --pid: 0 of 120 examinations of two healthy jobs")
+           "0.058, sd 0.013; the limit 70 sd away). doctor --pid: 0 of 120 examinations of two healthy jobs"
+           "; issue 35: 0 of 150 examinations of five healthy jobs, three of them crossing epochs' ends "
+           "(tests/jobs/false_alarms.py 30)")
 _found = finder(SCENARIO, FIXES)
 
 

@@ -27,6 +27,15 @@ ERRORS = [(r"Can't pickle|Can't get attribute|cannot pickle|cannot be pickled|Pi
 CONTEXT = (r"multiprocessing[/\\]reduction\.py\"?, line \d+, in dump\b"
            r"|multiprocessing[/\\]popen_(?:spawn_\w+|forkserver)\.py"
            r"|multiprocessing[/\\]spawn\.py\"?, line \d+, in _main\b(?![\s\S]*EOFError)")
+# What spawn and forkserver need and a script may lack, named by the pickler or by multiprocessing
+# itself: a function or class defined inside another, one defined in a notebook's __main__ the
+# child cannot import, a script that starts processes outside `if __name__ == "__main__":`.
+LIKELY = [(r"Can't (?:pickle|get) local object|Can't get attribute '[^'\n]+' on <module '__main__'",
+           "pickle-for-workers", "the pickler cannot name a function or class defined inside another or in a "
+           "notebook, which a spawned child must import; whoever started the child, it must be defined at a "
+           "module's top level"),
+          (r"finished its bootstrapping phase", "pickle-for-workers", "multiprocessing's own words: the script "
+           "starts processes while a spawned child imports it, outside `if __name__ == \"__main__\":`")]
 # torch/utils/data/dataloader.py warns so when a worker cannot start under spawn or forkserver.
 LOG_TEXTS = [(r"Got pickle error when attempting to start a worker Process", "pickle-for-workers")]
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).

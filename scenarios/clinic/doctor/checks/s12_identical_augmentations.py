@@ -20,7 +20,15 @@ _RESEED_FIX = ("fixes/worker_seeding.py (worker_init_fn=reseed_dataset_generator
               "torch's global generator, which PyTorch seeds per worker and epoch")
 # worker_init_fns that re-seed what the dataset holds: fixes/worker_seeding.py's, or one calling its parts
 _RESEEDERS = ("reseed_dataset_generators", "reseed_generators", "reseed_generator")
-FIXES = {"rng-on-dataset": _RESEED_FIX, "repeated-draws": _RESEED_FIX}
+FIXES = {"rng-on-dataset": _RESEED_FIX, "repeated-draws": _RESEED_FIX,
+         "frozen-worker-info": "re-seed the dataset's own generators in worker_init_fn from get_worker_info().seed "
+                               "(read it, do not assign it): " + _RESEED_FIX}
+# torch 2.12 made WorkerInfo a frozen dataclass: code that re-seeds a worker by assigning its seed now
+# raises dataclasses' error, which an `except RuntimeError` around it no longer catches.
+_FROZEN_SEED = r"FrozenInstanceError: cannot assign to field '?seed'?"
+ERRORS = [(_FROZEN_SEED, "frozen-worker-info")]
+LIKELY = [(_FROZEN_SEED, "frozen-worker-info", "WorkerInfo is frozen since torch 2.12: a worker's seed can be "
+           "read, not assigned, whoever's code tried it")]
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("static: the generators on the dataset, no chance in it (a note on 1 loader). measured: all 16 "
            "pairs of a random sample agreeing; a fair coin does so with probability 1.5e-5 "

@@ -10,7 +10,12 @@ FIXES = {
                               "pass the epoch with each index (a Sampler yielding (index, epoch)), or share it (a "
                               "tensor after .share_memory_(), a multiprocessing.Value) and read it in __getitem__, "
                               "or persistent_workers=False",
+    "persistent-needs-workers": "persistent_workers=num_workers > 0 (debugging with num_workers=0 turns it off "
+                                "too); scenario 14's README says why num_workers=0 hides what its workers do",
 }
+# dataloader.py's own check, met by a user who sets num_workers=0 to debug a loader with persistent
+# workers: scenario 14's README shows it (three labellers of public logs named 14 for it).
+ERRORS = [(r"persistent_workers option needs num_workers > 0", "persistent-needs-workers")]
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("read from the source and the setup, no chance in it: 0 in 360 runs of the 30 well-built public "
            "loaders")

@@ -15,6 +15,10 @@ FIXES = {
                       "DataLoader workers instead of a pool in each; a worker is a daemon process",
 }
 ERRORS = [(r"daemonic processes are not allowed to have children", "pool-in-worker")]
+# multiprocessing refuses a child to any daemonic process (a DataLoader's worker, a Pool's): the
+# lesson, threads there or the pool moved out, is the same whichever daemonic process it was.
+LIKELY = [(r"daemonic processes are not allowed to have children", "pool-in-worker",
+           "multiprocessing refuses a child to a daemonic process, which DataLoader and Pool workers are")]
 # A process pool made in code the worker runs; a ThreadPool or ThreadPoolExecutor is fine there.
 _PROCESS_POOL = re.compile(r"\b(?:multiprocessing\.|mp\.|ctx\.|context\.)?(?:Pool|ProcessPoolExecutor)\s*\(")
 _READ_IN_SOURCE = "the code the workers run makes a process pool"

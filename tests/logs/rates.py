@@ -1,0 +1,74 @@
+"""`explain` measured on every labelled log set: of the logs with an error text, how many it
+names right first at *certain* or *likely*; of the clean logs, how many get a *certain* or
+*likely* finding (each a false alarm).  A label is the lesson that fixes the user's problem;
+`cuda` stands for any GPU scenario (25, 26, 27); `NN?` marks a log whose text cannot decide
+(the thread found NN; the right answer is a *possible* finding that asks the deciding question).
+
+    python tests/logs/rates.py [SET ...]      # sets: public, held-out, or a folder with EXPECT.json
+"""
+import json
+import pathlib
+import re
+import sys
+
+LOGS = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(LOGS.parents[1]))
+
+from scenarios.clinic.doctor.explain import explain_text  # noqa: E402  (after sys.path names the repository)
+
+ROW = re.compile(r"^\| (\S+\.(?:log|txt)) \| [^|]+ \| \S+ \| ([^|]+?) \|")
+FIRM = ("certain", "likely", "risk")
+GPU = {"25", "26", "27"}
+
+
+def labels(folder: pathlib.Path) -> dict[str, set[str]]:
+    """{file: labels} from the folder's EXPECT.json, else its SOURCES.md table's last column."""
+    if (folder / "EXPECT.json").exists():
+        return {k: set(v) for k, v in json.loads((folder / "EXPECT.json").read_text()).items()}
+    rows = [ROW.match(line) for line in (folder / "SOURCES.md").read_text(encoding="utf-8").splitlines()]
+    return {m[1]: set() if m[2] == "none" else set(m[2].split(", ")) for m in rows if m}
+
+
+def right(scenario: str, wanted: set[str]) -> bool:
+    return scenario in wanted or ("cuda" in wanted and scenario in GPU)
+
+
+def judge(text: str, wanted: set[str]) -> str:
+    """'right', 'wrong', 'silent' (an error log), 'clean' or 'false' (a clean log), 'asks' ('?')."""
+    findings = explain_text(text)
+    firm = [f for f in findings if f.level in FIRM]
+    if not wanted:
+        return "false" if firm else "clean"
+    if any(w.endswith("?") for w in wanted):
+        return "asks" if findings and not firm else "wrong"
+    if not firm:
+        return "silent"
+    return "right" if right(firm[0].scenario, wanted) else "wrong"
+
+
+def measure(folder: pathlib.Path, show: bool) -> dict:
+    counts = {}
+    for name, wanted in sorted(labels(folder).items()):
+        verdict = judge((folder / name).read_text(encoding="utf-8", errors="replace"), wanted)
+        counts[verdict] = counts.get(verdict, 0) + 1
+        if show and verdict not in ("right", "clean", "asks"):
+            print(f"  {verdict:6} {name} (label {', '.join(sorted(wanted)) or 'none'})")
+    return counts
+
+
+def main(args: list[str]) -> int:
+    show = "-v" in args
+    sets = [a for a in args if a != "-v"] or ["public"]
+    for name in sets:
+        folder = LOGS / name if (LOGS / name).is_dir() else pathlib.Path(name)
+        c = measure(folder, show)
+        errors = c.get("right", 0) + c.get("wrong", 0) + c.get("silent", 0)
+        clean = c.get("clean", 0) + c.get("false", 0)
+        print(f"{folder.name}: error logs right first at certain/likely {c.get('right', 0)} of {errors}"
+              f" ({c.get('wrong', 0)} wrong, {c.get('silent', 0)} silent); clean logs with a certain/likely "
+              f"finding {c.get('false', 0)} of {clean}; undecidable logs asked {c.get('asks', 0)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
