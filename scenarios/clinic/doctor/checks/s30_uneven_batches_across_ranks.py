@@ -1,0 +1,75 @@
+"""30 · a collective timed out: a rank waited for a peer that never came (uneven batch counts, or 31's stuck loader)."""
+import re
+
+from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor.job import waits_for_data
+from scenarios.clinic.doctor.stacks import frame_lines, frames
+from scenarios.torchrun_ranks import rank_of
+
+SCENARIO = "30"
+_QUESTION = ("the text cannot say why the peer did not come; the question that decides: where was each rank when "
+             "it timed out? One past its last batch (a barrier, saving, the next epoch) means uneven batch counts "
+             "(30); one inside its DataLoader waiting for a batch means a stalled loader (31); neither, a rank busy "
+             "elsewhere (evaluation on rank 0 alone, a slow checkpoint)")
+FIXES = {
+    "collective-timeout": "give every rank the same number of batches: DistributedSampler as the loader's sampler (it "
+                          "pads), drop_last=True, shards of equal size, or DDP's join() for inputs that stay uneven; "
+                          "print len(loader) on every rank to see it. " + _QUESTION[0].upper() + _QUESTION[1:],
+    "rank-waits-in-collective": "compare every rank's stack (py-spy dump --pid on each): a rank past its loop means "
+                                "uneven batch counts (30: DistributedSampler, drop_last=True or DDP's join()); a rank "
+                                "waiting for a batch means its loader stalled (31: DataLoader(timeout=) below the "
+                                "process group's timeout, so that rank says so)",
+}
+# gloo's transport raises it in the rank whose recv (or send) found no peer within the process group's timeout
+# (gloo/transport/tcp/unbound_buffer.cc); NCCL's watchdog logs its own line for the same wait
+# (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp).  A paste holds no more than that: the note above says so.
+ERRORS = [(r"Timed out waiting \d+ms for (?:recv|send) operation to complete", "collective-timeout")]
+LOG_TEXTS = [(r"Watchdog caught collective operation timeout: WorkNCCL\([^)]*OpType=ALLREDUCE", "collective-timeout")]
+# The collective's frames hold the lesson whoever started the process: no DataLoader frame is in the traceback of
+# a rank that waits in DDP's backward() or a barrier.
+CONTEXT = (r"torch[/\\]distributed[/\\]|third_party[/\\]gloo[/\\]|ProcessGroup(?:Gloo|NCCL)"
+           r"|nn[/\\]parallel[/\\]distributed")
+# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+HEALTHY = ("collective-timeout: a text only a timed-out collective prints; no healthy job prints it. On the public "
+           "logs labelled before this check (tests/logs/public, the corpora's logs-b) it names 30 in all 3 NCCL "
+           "watchdog logs, labelled none: their threads found no cause, the text cannot, and the finding says so. "
+           "rank-waits-in-collective: 0 of 40 examinations (2 s each, as tests/jobs/false_alarms.py examines) of "
+           "tests/jobs/even_ranks.py, a healthy 2-rank DDP job with 2 workers per rank, and 0 of 80 under an earlier "
+           "form of the rule without DDP's forward; too few to show 1 in 1000. "
+           "The jobs of tests/jobs/false_alarms.py never enter a collective, so the rule cannot fire on them")
+_found = finder(SCENARIO, FIXES)
+
+# The innermost Python frame of a rank waiting for its peers: a torch.distributed collective; DDP's backward(), whose
+# gradient all_reduce the autograd engine waits for in C++; or DDP's own forward, which syncs with every rank (its
+# buckets, its buffers) before the model runs.  The innermost frame alone: a forward or backward that computes is
+# deeper, in the model's code.
+_COLLECTIVE = re.compile(r"^(?:all_reduce|all_gather\w*|barrier|broadcast\w*|reduce_scatter\w*|reduce|gather\w*|"
+                         r"scatter\w*|all_to_all\w*|monitored_barrier|wait) \(.*torch[/\\]distributed[/\\]"
+                         r"|^_engine_run_backward \(.*torch[/\\]autograd[/\\]graph\.py"
+                         r"|^(?:DistributedDataParallel\.)?\w+ \(.*torch[/\\]nn[/\\]parallel[/\\]distributed\.py")
+_IDLE_SHARE = 0.05  # of one core over the window: a thread that waits, not one that computes
+
+
+def _waiting_in(stack: str) -> str:
+    """The collective the main thread waits in, from its innermost frame; '' if none."""
+    lines = frame_lines(stack)
+    return lines[0] if lines and _COLLECTIVE.search(lines[0]) else ""
+
+
+def running(job):
+    """A training process that waited in one collective for the whole window, using no CPU, while
+    its workers sat idle (no batch asked for): its peers are elsewhere."""
+    stacks = [s for s in job.trainer_stacks if frame_lines(s)]
+    if len(stacks) < 2 or len(stacks) < len(job.trainer_stacks) or any(waits_for_data(s) for s in stacks):
+        return []
+    waits = [_waiting_in(s) for s in stacks]
+    idle_workers = all(w.cpu_share < _IDLE_SHARE * job.seconds for w in job.workers)
+    if not all(waits) or not idle_workers or job.trainer_cpu_s > _IDLE_SHARE * job.seconds:
+        return []
+    where, rank = frames(stacks[-1]), rank_of(job.trainer)
+    who = f"rank {rank[0]} of {rank[1]} (process {job.trainer})" if rank else f"process {job.trainer}"
+    return [_found("risk", "rank-waits-in-collective",
+                   f"for {job.seconds:.1f} s {who} waited in a "
+                   f"collective ({where}) using no CPU, its {len(job.workers)} DataLoader worker(s) idle: a peer rank "
+                   "is not in the same collective. Past its last batch (uneven batch counts, 30) or stuck in its own "
+                   "loader (31): the other ranks' stacks decide", details=stacks[-1])]
