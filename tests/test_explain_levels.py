@@ -126,7 +126,6 @@ SHARED_MISSES = {
     "elektronn3_12_btree.txt": "h5py's read error alone: a damaged file prints the same",
     "maskrcnn_158_too_many_files.txt": "a feeder thread's traceback (33's frame) ends in Errno 24 (08's text): 33 "
                                        "is named first",
-    "ofa_271_nccl_watchdog.txt": "an NCCL watchdog timeout: scenario 30's check names it; the thread found no cause",
 }
 
 

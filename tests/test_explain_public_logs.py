@@ -22,8 +22,6 @@ def _expected() -> dict[str, set[str]]:
 EXPECTED = _expected()
 # Logs explain gets wrong today, each with why (SOURCES.md's notes); strict: a fix must remove the entry.
 _NO_CONTEXT = "a generic message with no DataLoader frame, wrapper or worker in the paste: any process prints it"
-_COLLECTIVE = ("a collective timeout: explain names 30 with the question that decides between 30, 31 and a rank "
-               "busy elsewhere; the thread found no cause, so the label stays none")
 _CUT = "the paste stops at reduction.dump, before the exception that says what did not pickle (09, 11 or 18)"
 KNOWN_MISSES = {"detectron2_3900_openblas_threads.log": _NO_CONTEXT + " (OpenBLAS failing to start its threads)",
                 "distill_and_select_11_btree_init.log": _NO_CONTEXT + " (h5py; a damaged file prints the same)",
@@ -42,11 +40,7 @@ KNOWN_MISSES = {"detectron2_3900_openblas_threads.log": _NO_CONTEXT + " (OpenBLA
                 "low_rank_fusion_15_cant_pickle_cut_windows.log": _CUT,
                 "pytorch_geometric_366_cant_pickle_quoted_windows.log": _CUT,
                 "pytorch_48370_pin_loop_valueerror_windows.log": "the pin memory thread's own traceback, without the "
-                                                                 "line the training process prints",
-                # NCCL's watchdog line names 30 as the first question to ask (scenario 30's check says the text
-                # cannot decide between 30, 31 and a rank busy elsewhere); these threads found no cause: none
-                "basicsr_737_nccl_timeout.log": _COLLECTIVE,
-                "pytorch_118369_nccl_watchdog_tqdm.log": _COLLECTIVE}
+                                                                 "line the training process prints"}
 
 
 def test_every_public_log_has_a_row_and_the_set_is_large_enough():

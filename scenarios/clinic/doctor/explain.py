@@ -214,8 +214,8 @@ def _hits(lines: list[str]) -> list[tuple[int, Finding, bool]]:
         index, match = next(((i, m) for i, m in ((i, re.search(pattern, line)) for i, line in enumerate(lines)) if m),
                             (0, None))
         if match:   # from the warning's first word: a progress bar redrawn on the same line is no evidence
-            hits.append((index, _finding(check, name, match.string[match.start():].strip()[:300],
-                                         *_logged(match.string, lines)), True))
+            line = match.string[match.start():].strip()[:300]
+            hits.append((index, _asked(_finding(check, name, line, *_logged(match.string, lines)), check, line), True))
     for first, block in blocks(lines):
         covered.update(range(first, first + len(block)))
         found = _block_finding(block)

@@ -25,6 +25,12 @@ FIXES = {
 # (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp).  A paste holds no more than that: the note above says so.
 ERRORS = [(r"Timed out waiting \d+ms for (?:recv|send) operation to complete", "collective-timeout")]
 LOG_TEXTS = [(r"Watchdog caught collective operation timeout: WorkNCCL\([^)]*OpType=ALLREDUCE", "collective-timeout")]
+# A collective times out wherever a rank is late: one more batch (30), a loader stalled in one rank (31), a rank
+# busy elsewhere (a checkpoint, an evaluation).  The text alone cannot choose.
+ASK = [(r"Timed out waiting \d+ms for (?:recv|send)|Watchdog caught collective operation timeout",
+        "where was each rank when it timed out? One still training while the others wait in the collective: 30 "
+        "(equal batch counts); one waiting for its own loader's batch: 31 (DataLoader(timeout=)); `python -m "
+        "scenarios doctor --pid` on the launcher's PID shows each rank's stack")]
 # The collective's frames hold the lesson whoever started the process: no DataLoader frame is in the traceback of
 # a rank that waits in DDP's backward() or a barrier.
 CONTEXT = (r"torch[/\\]distributed[/\\]|third_party[/\\]gloo[/\\]|ProcessGroup(?:Gloo|NCCL)"
