@@ -266,7 +266,12 @@ FORGED_ENDING = """if __name__ == "__main__":
 """
 
 
-@pytest.mark.parametrize("number", [n for n in NUMBERS if SCENARIOS[n].exercise])
+# Exercises whose grade still rests on what the script prints: none observed from outside yet.
+PRINTS_ONLY = {"34": "34's exercise declares no outside observation of its lesson (the recompiles) yet"}
+
+
+@pytest.mark.parametrize("number", [pytest.param(n, marks=pytest.mark.xfail(reason=PRINTS_ONLY[n], strict=True))
+                                    if n in PRINTS_ONLY else n for n in NUMBERS if SCENARIOS[n].exercise])
 def test_broken_printing_fixeds_evidence_and_figures_is_not_yet(number, tmp_path):
     if missing_needs(SCENARIOS[number]):
         pytest.skip(f"this machine cannot run scenario {number}: {missing_needs(SCENARIOS[number])}")

@@ -1,7 +1,9 @@
 """The grading hook inside a DataLoader worker (installed by observe.py, which see): PyTorch's worker
 loop wrapped so that every batch it puts on the data queue is counted, with the worker's CPU from
 taking the index to handing the batch over, the bytes it read, its random states and its copy of the
-dataset's state (fingerprints.py), and the threading locks its dataset reached as the fork copied them."""
+dataset's state (fingerprints.py), and the threading locks its dataset reached as the fork copied them.
+And each thread's CPU time from /proc (the threads the worker keeps busy), the bytes its sockets
+received, and the first sampler indices it was asked for, in order (the loader's own record)."""
 from __future__ import annotations
 
 import functools
@@ -12,6 +14,11 @@ from scenarios.clinic.run import fingerprints
 
 USS_EVERY_S = 0.5
 _WRITERS: list = []  # observe.py's writer of a record, given by watched_loop (no import back)
+ASKED_MAX = 512  # sampler indices kept per worker: an epoch of 24's, never a large run's every index
+# A thread is busy when it used a quarter of its worker's CPU since the worker's first batch, and more
+# than two ticks of 10 ms: the grader's rule, read from /proc, whatever the script's own census says.
+BUSY_SHARE, BUSY_MIN_S = 0.25, 0.02
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def _write(record: dict) -> None:
@@ -35,6 +42,82 @@ def _read_bytes() -> int | None:
             return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
     except (OSError, ValueError, IndexError, StopIteration):
         return None
+
+
+def _thread_cpu_s() -> dict[int, float]:
+    """Each thread of this process and its CPU seconds (utime + stime), as /proc counts them."""
+    found = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return found
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            found[int(tid)] = (int(fields[11]) + int(fields[12])) / _CLK_TCK
+        except (OSError, ValueError, IndexError):
+            pass
+    return found
+
+
+def _census(record: dict, clock: dict) -> None:
+    """The threads busy since the worker's first batch (its one-off start-up left out, as a census
+    by `top -H` would): the most seen at any batch since, and every thread's CPU in that span."""
+    now = _thread_cpu_s()
+    start = clock.setdefault("threads_at_first", now)
+    used = {tid: cpu - start.get(tid, 0.0) for tid, cpu in now.items()}
+    total = sum(used.values())
+    busy = sum(cpu >= BUSY_MIN_S and cpu >= BUSY_SHARE * total for cpu in used.values())
+    # A pool's threads, besides the thread that runs the worker loop: those that each did a quarter as
+    # much as the busiest of them (a pool splits its work evenly; a queue's feeder thread does little).
+    others = [cpu for tid, cpu in used.items() if tid != os.getpid()]
+    pool = sum(cpu >= max(BUSY_MIN_S, BUSY_SHARE * max(others, default=0.0)) for cpu in others)
+    record["threads"] = len(now)
+    record["busy_threads"] = max(record.get("busy_threads", 0), busy)
+    record["pool_threads"] = max(record.get("pool_threads", 0), pool)
+    record["thread_cpu_s"] = [round(cpu, 2) for cpu in sorted(used.values(), reverse=True)[:8]]
+
+
+class _ReceivedBytes:
+    """socket.socket's receiving methods, counting the bytes this worker's sockets receive."""
+    total = 0
+
+    @classmethod
+    def install(cls) -> None:
+        import socket
+        for name in ("recv", "recv_into", "recvfrom", "recvfrom_into"):
+            original = getattr(socket.socket, name, None)
+            if original is not None:
+                setattr(socket.socket, name, cls._counting(original, name.endswith("_into")))
+
+    @classmethod
+    def _counting(cls, original, into: bool):
+        @functools.wraps(original)
+        def receive(self, *args, **kwargs):
+            got = original(self, *args, **kwargs)
+            try:
+                data = got[0] if isinstance(got, tuple) else got
+                cls.total += data if into else len(data)
+            except TypeError:
+                pass
+            return got
+        return receive
+
+
+def _asked(item, clock: dict) -> None:
+    """The sampler's indices in the index queue's item (send_idx, indices): the loader's own record
+    of the order it asked for, the first ASKED_MAX of them (24 compares orders)."""
+    try:
+        send_idx, indices = item[0], item[1]
+        if isinstance(indices, tuple) and len(indices) == 2 and isinstance(indices[1], bool):
+            indices = indices[0]  # torchdata's (indices, snapshot)
+        kept = clock.setdefault("asked_count", [0])
+        if isinstance(send_idx, int) and isinstance(indices, (list, tuple)) and kept[0] + len(indices) <= ASKED_MAX:
+            clock.setdefault("asked", []).append([send_idx, [int(i) for i in indices]])
+            kept[0] += len(indices)
+    except Exception:
+        pass
 
 
 class _CountingQueue:
@@ -67,6 +150,10 @@ class _CountingQueue:
                 read = _read_bytes()
                 if read is not None and record.get("read_at_start") is not None:
                     record["read_bytes"] = read - record["read_at_start"]
+                _census(record, self._clock)
+                record["socket_bytes"] = _ReceivedBytes.total
+                if "asked" in self._clock:
+                    record["asked"] = self._clock["asked"]
                 _write(record)
                 if record.get("inherited_locks"):  # still reachable from the dataset now that a batch is made?
                     kept = self._clock["inherited"] & fingerprints.thread_locks(self._dataset)
@@ -91,6 +178,7 @@ class _TimedQueue:
     def get(self, *args, **kwargs):
         item = self._queue.get(*args, **kwargs)
         self._clock["got"], self._clock["got_at"] = time.thread_time(), time.monotonic()
+        _asked(item, self._clock)
         return item
 
     def __getattr__(self, name):
@@ -117,9 +205,10 @@ def watched_loop(loop, write):
     @functools.wraps(loop)
     def _worker_loop(*args, **kwargs):
         record = {"k": "worker", "pid": os.getpid(), "ppid": os.getppid(), "batches": 0, "errors": 0,
-                  "cpu_at_start": time.process_time(), "cpu_s": 0.0, "uss_start_mb": _uss_mb(),
-                  "read_at_start": _read_bytes()}
+                  "started": time.monotonic(), "cpu_at_start": time.process_time(), "cpu_s": 0.0,
+                  "uss_start_mb": _uss_mb(), "read_at_start": _read_bytes()}
         try:
+            _ReceivedBytes.install()
             args = list(args)
             names = loop.__code__.co_varnames
             record["worker_id"] = args[names.index("worker_id")] if len(args) > names.index("worker_id") \

@@ -49,7 +49,8 @@ the attempt's prints (every key a minimum):
                           workers' (22: the images from the object store, not fetched by the training process)
     resumed_order         true: the resumed process's DataLoader asks its workers for the rest of the
                           interrupted epoch, in the order the interrupted one asked, every sample once (24)
-Those five are judged in worker_records.py, on each worker's own record.
+    new_order_each_epoch  true: no process's DataLoader asks its workers for an earlier epoch's order again (15)
+Those six are judged in worker_records.py, on each worker's own record.
 """
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", 
                 "worker_share", "start_methods", "agree", "daemonic", "samples", "unique", "draws",
                 "current_dataset", "shm_peak_mb", "fresh_locks", "sample_bytes", "requested",
                 "worker_wall_ms_per_batch", "worker_read_kb_per_batch", "busy_threads", "pool_threads",
-                "worker_net_kb_per_batch", "resumed_order", "own_copy", "one_rank_each")
+                "worker_net_kb_per_batch", "resumed_order", "own_copy", "new_order_each_epoch", "one_rank_each")
 
 
 def _n(count: float, thing: str) -> str:
