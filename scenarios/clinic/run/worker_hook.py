@@ -195,6 +195,32 @@ def _daemonic() -> bool | None:
         return None
 
 
+def _started(loop, args: list, kwargs: dict, stateful: bool) -> dict:
+    """The worker's record as it starts; its queues are swapped in args/kwargs for ones that count
+    and time what passes through them."""
+    record = {"k": "worker", "pid": os.getpid(), "ppid": os.getppid(), "batches": 0, "errors": 0,
+              "started": time.monotonic(), "cpu_at_start": time.process_time(), "cpu_s": 0.0,
+              "uss_start_mb": _uss_mb(), "read_at_start": _read_bytes()}
+    try:
+        _ReceivedBytes.install()
+        names = loop.__code__.co_varnames
+        record["worker_id"] = args[names.index("worker_id")] if len(args) > names.index("worker_id") \
+            else kwargs.get("worker_id")
+        dataset = args[1] if len(args) > 1 else kwargs.get("dataset")
+        # the threading locks the worker's dataset holds as the fork left them, before worker_init_fn
+        clock: dict = {"inherited": fingerprints.thread_locks(dataset)}
+        record["inherited_locks"] = len(clock["inherited"])
+        if len(args) > 3:
+            args[2], args[3] = _TimedQueue(args[2], clock), _CountingQueue(args[3], record, stateful, dataset, clock)
+        elif "data_queue" in kwargs:
+            kwargs["data_queue"] = _CountingQueue(kwargs["data_queue"], record, stateful, dataset, clock)
+        record["uss_end_mb"] = record["uss_start_mb"]
+        _write(record)
+    except Exception:
+        pass
+    return record
+
+
 def watched_loop(loop, write):
     if not _WRITERS:
         _WRITERS.append(write)
@@ -204,28 +230,8 @@ def watched_loop(loop, write):
 
     @functools.wraps(loop)
     def _worker_loop(*args, **kwargs):
-        record = {"k": "worker", "pid": os.getpid(), "ppid": os.getppid(), "batches": 0, "errors": 0,
-                  "started": time.monotonic(), "cpu_at_start": time.process_time(), "cpu_s": 0.0,
-                  "uss_start_mb": _uss_mb(), "read_at_start": _read_bytes()}
-        try:
-            _ReceivedBytes.install()
-            args = list(args)
-            names = loop.__code__.co_varnames
-            record["worker_id"] = args[names.index("worker_id")] if len(args) > names.index("worker_id") \
-                else kwargs.get("worker_id")
-            dataset = args[1] if len(args) > 1 else kwargs.get("dataset")
-            # the threading locks the worker's dataset holds as the fork left them, before worker_init_fn
-            clock: dict = {"inherited": fingerprints.thread_locks(dataset)}
-            record["inherited_locks"] = len(clock["inherited"])
-            if len(args) > 3:
-                args[2], args[3] = _TimedQueue(args[2], clock), _CountingQueue(args[3], record, stateful, dataset,
-                                                                                clock)
-            elif "data_queue" in kwargs:
-                kwargs["data_queue"] = _CountingQueue(kwargs["data_queue"], record, stateful, dataset, clock)
-            record["uss_end_mb"] = record["uss_start_mb"]
-            _write(record)
-        except Exception:
-            pass
+        args = list(args)
+        record = _started(loop, args, kwargs, stateful)
         try:
             return loop(*args, **kwargs)
         finally:
