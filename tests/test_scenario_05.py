@@ -2,10 +2,11 @@
 every variant's outcome, evidence and bounds): where the workers' marks end up, and how the
 lock, the sampler and the myths compare."""
 import re
+from pathlib import Path
 
 import pytest
 
-from conftest import scenario_report
+from conftest import REPO_ROOT, scenario_report
 
 DRAWS = 4 * 128  # bags x instances: one epoch draws each instance exactly once
 
@@ -91,3 +92,28 @@ def test_forkserver_needs_the_lock_from_the_loaders_own_context(report):
             "in a spawn context") in run["output_tail"]
     seen, drawn = _marks_seen_by_main(run)
     assert seen == drawn == 512
+
+
+def _doctor_on(variant: str, folder: Path):
+    from scenarios.clinic.doctor.engine import examine_file
+
+    target = folder / f"doctor_{variant}.py"
+    target.write_text(  # the scenario's own dataset in the loader its main() builds
+        "import sys\n"
+        f"sys.path.insert(0, {str(REPO_ROOT / 'scenarios' / '05_shared_state_races')!r})\n"
+        f"import {variant}\n"
+        "from torch.utils.data import DataLoader\n\n\n"
+        "def make_loader():\n"
+        f"    return DataLoader({variant}.BagDataset(), batch_size=None, num_workers=2,\n"
+        f"                      multiprocessing_context={variant}.CONTEXT)\n")
+    return [f for f in examine_file(f"{target}:make_loader", only=["05"]) if f.scenario == "05"]
+
+
+def test_the_doctor_sees_the_fault_in_broken_and_none_in_fixed(tmp_path):
+    # A risk rests on what the probe saw: the main process's copy unchanged after the workers' draws,
+    # and the same indices, read with the same seeds, drawing otherwise once draws were made.
+    broken = _doctor_on("broken", tmp_path)
+    assert [(f.level, f.check) for f in broken] == [("risk", "state-written-in-getitem")], broken
+    assert "samples read again with the same seeds came out otherwise" in broken[0].evidence
+    assert "main process's copy of dataset.unused is as it was before" in broken[0].evidence
+    assert _doctor_on("fixed", tmp_path) == []  # shared memory: the workers' marks reach the main process

@@ -13,7 +13,7 @@ Stages, each bounded in time (the doctor also watches the clock from outside):
              beside it, in a child forked first, the CUDA a worker would ask for (cuda_requests)
   compare    the same batches the other way round (num_workers=0, or 2 workers for a loader that
              has none): wall and CPU time per batch, and whether reading samples changed the
-             dataset's own attributes
+             dataset's own attributes (and what that means with workers: state_probe.py)
   draws      one index fetched by two workers over two epochs and twice in one process: do random
              draws repeat across workers or epochs?
   ranks      a stream only: read again as rank 0 and as rank 1 of a 2-rank job (probe_ranks.py)
@@ -34,7 +34,7 @@ import psutil
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
-from scenarios.clinic.doctor import cuda_requests, events
+from scenarios.clinic.doctor import cuda_requests, events, state_probe
 from scenarios.clinic.doctor.fingerprints import (attribute_fingerprints, batch_shape, cache_like, fingerprint,
                                                   per_worker, sample_fingerprints)
 from scenarios.clinic.doctor.probe_loaders import copy_of, doctor_made, shut_down
@@ -135,11 +135,14 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
     return result
 
 
-def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool = False) -> dict:
+def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool = False,
+            initial: dict | None = None) -> dict:
     """The same first batches the other way: in this process, or (for a loader without workers)
-    through 2 workers; did reading samples write to the dataset?  `first_batch`: none came yet."""
+    through 2 workers; did reading samples write to the dataset, and did the workers' writes reach this
+    process (`initial`: its attributes before they read; state_probe.py)?  `first_batch`: none came yet."""
     workers = 0 if loader.num_workers else max(2, min(4, usable_cores()[0] or 2))
     before = attribute_fingerprints(loader.dataset) if not workers else {}
+    watch = state_probe.Watch(loader, initial or {}) if not workers else None
     started, cpu_started = time.perf_counter(), time.process_time()
     iterator = doctor_made(lambda: iter(copy_of(loader, workers)))
     count, hashes, ended, first_at = 0, [], False, None
@@ -167,11 +170,12 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
         after = attribute_fingerprints(loader.dataset)
         changed = sorted(name for name in before if after.get(name) != before[name])
         caches = [name for name in changed if cache_like(loader.dataset, name)]
+    observed = watch.finish(loader.dataset, changed, before) if watch else {}
     return {"workers": workers, "batches": count, "seconds": round(seconds, 3),
             "first_batch_s": round(first_at or 0.0, 3),
             "cpu_seconds": round(time.process_time() - cpu_started, 3),
             "samples": len(hashes), "sample_hashes": hashes, "ended": ended, "changed_attributes": changed,
-            "changed_caches": caches}
+            "changed_caches": caches, **observed}
 
 
 def draws(loader: DataLoader, budget_s: float) -> dict | None:
@@ -202,7 +206,7 @@ def draws(loader: DataLoader, budget_s: float) -> dict | None:
 
 
 def _run_stage(stage: str, loader: DataLoader, measured: dict, failed: bool, left: float,
-               parent: tuple | None, rebuild=None) -> dict | None:
+               parent: tuple | None, rebuild=None, initial: dict | None = None) -> dict | None:
     if stage == events.RANKS:
         return read_as_ranks(loader, rebuild, (copy_of, shut_down, sample_fingerprints), budget_s=min(3.0, left / 2))
     if stage == events.ITERATE:
@@ -212,7 +216,8 @@ def _run_stage(stage: str, loader: DataLoader, measured: dict, failed: bool, lef
         # as num_workers=0 shows it (often plainer), or show it does not happen.
         stream = isinstance(loader.dataset, IterableDataset) and measured.get("ended")
         return compare(loader, MAX_BATCHES if failed else MAX_STREAM_BATCHES if stream else measured["batches"],
-                       budget_s=min(1.5 if failed else 3.0, left / 2), first_batch=not measured["batches"])
+                       budget_s=min(1.5 if failed else 3.0, left / 2), first_batch=not measured["batches"],
+                       initial=initial)
     return draws(loader, budget_s=min(4.0, left))
 
 
@@ -251,6 +256,8 @@ def main(launcher: str) -> None:
     # A sample that crashes this process (native code, compare stage): the fault handler prints its line.
     faulthandler.enable()
     parent = process_memory_mb(psutil.Process())  # before any fork shares its pages: what a worker may copy
+    # The dataset's attributes before any worker reads: did the workers' writes reach this process (05)?
+    initial = state_probe.attributes_before(loader)
     recording = cuda_requests.start(loader)
     measured, failed = {"batches": 0}, False
     for stage in stages:
@@ -262,7 +269,7 @@ def main(launcher: str) -> None:
             break
         emit(events.STAGE, stage=stage)
         try:
-            result = _run_stage(stage, loader, measured, failed, left, parent, rebuild)
+            result = _run_stage(stage, loader, measured, failed, left, parent, rebuild, initial)
             measured = result if stage == events.ITERATE else measured
         except Exception as err:  # the user's error, whatever it is: the doctor maps it
             _emit_error(stage, err)
