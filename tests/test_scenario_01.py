@@ -110,3 +110,28 @@ def test_oracle_fixed_workers_yield_what_the_main_process_yields():
     assert len(with_workers) == len(in_process) == 8
     for (images_w, names_w), (images_0, names_0) in zip(with_workers, in_process):
         assert torch.equal(images_w, images_0) and names_w == names_0
+
+
+def test_polars_workers_hang_in_collect_with_nothing_said(report):
+    run = report["variants"]["broken_polars"]
+    assert "step 0" not in run["output_tail"]
+    assert not re.search(r"Error|Traceback|Warning", run["output_tail"]), "Polars' hang is silent"
+    collects_at = _line_of("broken_polars.py", ".collect())", after="def __getitem__(self, index)")
+    stuck = [block for block in _process_stacks(run["stacks"])
+             if "LazyFrame.collect (polars/" in block
+             and f"ParquetShards.__getitem__ (broken_polars.py:{collects_at})" in block]
+    assert len(stuck) == 2 and all("_worker_loop" in block for block in stuck), run["stacks"]
+    # The main process finished its own query long ago and polls the workers' result queue.
+    main = [block for block in _process_stacks(run["stacks"]) if "_try_get_data" in block]
+    assert len(main) == 1 and "main (broken_polars.py:" in main[0]
+
+
+def test_spawned_polars_workers_read_every_shard_right(report):
+    polars_fixed = load_scenario_module(FOLDER.name, "fixed_polars")  # imports Polars, runs no query
+    steps = re.findall(r"^step (\d+): mean x per label \[([^\]]+)\]", report["variants"]["fixed_polars"]["output_tail"],
+                       flags=re.M)
+    assert [int(step) for step, _ in steps] == list(range(polars_fixed.SHARDS))
+    for step, means in steps:  # the script's x is id / 2; the first three labels of shard `step`
+        ids = torch.arange(int(step) * polars_fixed.ROWS, (int(step) + 1) * polars_fixed.ROWS, dtype=torch.float64)
+        expected = [(ids[ids % 10 == label] * 0.5).mean().item() for label in range(3)]
+        assert [float(mean) for mean in means.split(", ")] == pytest.approx(expected)
