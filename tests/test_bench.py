@@ -70,8 +70,10 @@ def test_the_list_store_really_grows_and_ours_does_not(quick):
     # The goal is a tenth, for the full run's 200,000 records; at this size a worker's own
     # allocations (a megabyte or two, run to run) are of the same order as a tenth of the list's.
     assert stores["ours"]["worker_uss_growth_mb"] <= stores["list"]["worker_uss_growth_mb"] / 5
+    # The stores that copy nothing grow by a worker's own allocations alone: 3.0 MB once in a clean
+    # clone's make test (numpy_columns), half of what the list's copy adds at the least.
     for name in ("ours", "numpy_serialized", "torch_serialized", "pyarrow", "numpy_columns"):
-        assert stores[name]["worker_uss_growth_mb"] < 3, name
+        assert stores[name]["worker_uss_growth_mb"] < 4, name
     assert stores["ours"]["pss_total_mb"] < stores["list"]["pss_total_mb"]
 
 
