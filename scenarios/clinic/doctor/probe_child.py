@@ -165,17 +165,21 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
     seconds = time.perf_counter() - started
     shut_down(iterator)
     del iterator
-    changed, caches = [], []
-    if not workers:
-        after = attribute_fingerprints(loader.dataset)
-        changed = sorted(name for name in before if after.get(name) != before[name])
-        caches = [name for name in changed if cache_like(loader.dataset, name)]
-    observed = watch.finish(loader.dataset, changed, before) if watch else {}
     return {"workers": workers, "batches": count, "seconds": round(seconds, 3),
             "first_batch_s": round(first_at or 0.0, 3),
             "cpu_seconds": round(time.process_time() - cpu_started, 3),
-            "samples": len(hashes), "sample_hashes": hashes, "ended": ended, "changed_attributes": changed,
-            "changed_caches": caches, **observed}
+            "samples": len(hashes), "sample_hashes": hashes, "ended": ended, **_written(loader, before, watch)}
+
+
+def _written(loader: DataLoader, before: dict, watch) -> dict:
+    """What reading in this process wrote to the dataset, and what the watch saw of it (none: workers read)."""
+    if watch is None:
+        return {"changed_attributes": [], "changed_caches": []}
+    after = attribute_fingerprints(loader.dataset)
+    changed = sorted(name for name in before if after.get(name) != before[name])
+    caches = [name for name in changed if cache_like(loader.dataset, name)]
+    return {"changed_attributes": changed, "changed_caches": caches,
+            **watch.finish(loader.dataset, changed, before)}
 
 
 def draws(loader: DataLoader, budget_s: float) -> dict | None:
@@ -241,17 +245,20 @@ def _take_order(launcher: str) -> dict:
     return order
 
 
+def _stages(order: dict, loader: DataLoader, built_s: float) -> tuple:
+    """The stages for this loader; the ranks stage rebuilds a quick builder per rank (it may read RANK)."""
+    rebuild = (lambda: build(order)) if order.get("target") and built_s < 1.0 else None
+    ranks = (events.RANKS,) if isinstance(loader.dataset, IterableDataset) else ()
+    return (events.ITERATE, events.COMPARE, events.DRAWS) + ranks, rebuild
+
+
 def main(launcher: str) -> None:
     order, started = _take_order(launcher), time.perf_counter()
     emit(events.STARTED, pid=os.getpid(), fd_soft_limit=resource.getrlimit(resource.RLIMIT_NOFILE)[0],  # Linux only
          sharing_strategy=torch.multiprocessing.get_sharing_strategy())
     loader = build(order)
-    built_s = time.perf_counter() - started
-    emit(events.LOADED, seconds=round(built_s, 3))
-    # The ranks stage builds a quick builder again per rank (one that reads RANK where it builds).
-    rebuild = (lambda: build(order)) if order.get("target") and built_s < 1.0 else None
-    stages = (events.ITERATE, events.COMPARE, events.DRAWS) + ((events.RANKS,) if isinstance(
-        loader.dataset, IterableDataset) else ())
+    emit(events.LOADED, seconds=round(built_s := time.perf_counter() - started, 3))
+    stages, rebuild = _stages(order, loader, built_s)
     budget_s = order["budget_s"]
     # A sample that crashes this process (native code, compare stage): the fault handler prints its line.
     faulthandler.enable()
