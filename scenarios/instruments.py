@@ -235,29 +235,6 @@ class LoaderMemoryWatch(_Sampler):
         return self.peak_bytes - self.baseline_bytes
 
 
-# ---------------------------------------------------------------- CPU of each thread
-
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")  # the kernel counts CPU time in these ticks (10 ms here)
-
-
-def thread_cpu_s(pid: int) -> dict[int, float]:
-    """CPU seconds of each thread of process `pid` so far, by thread id ({} once it is gone):
-    /proc/PID/task/TID/stat's utime + stime, what `top -H` and `ps -L` show."""
-    seconds = {}
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return seconds
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            seconds[int(tid)] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-        except (OSError, ValueError, IndexError):
-            continue  # the thread ended between the listing and the read
-    return seconds
-
-
 # ---------------------------------------------------------------- waiting for a CPU
 
 

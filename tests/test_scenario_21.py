@@ -12,7 +12,8 @@ from conftest import load_scenario_module, scenario_report
 from fixes.worker_threads import limit_worker_threads
 
 FOLDER = "21_thread_oversubscription"
-CENSUS = re.compile(r"^worker \d+: (\d+) threads, (\d+) of them busy \(CPU ms per thread: ([\d, ]+)\)$", re.M)
+CENSUS = re.compile(r"^worker \d+: (\d+) threads, (\d+) of them busy "
+                    r"\(CPU ms per thread: ([\d, ]+); in the second half: ([\d, ]+)\)$", re.M)
 
 
 @pytest.fixture(scope="module")
@@ -21,16 +22,16 @@ def report():
 
 
 def _census(run):
-    return [(int(threads), int(busy), [int(ms) for ms in cpu.split(", ")])
-            for threads, busy, cpu in CENSUS.findall(run["output_tail"])]
+    return [(int(threads), int(busy), [int(ms) for ms in cpu.split(", ")], [int(ms) for ms in late.split(", ")])
+            for threads, busy, cpu, late in CENSUS.findall(run["output_tail"])]
 
 
 def test_broken_names_each_worker_and_its_busy_threads(report):
     broken = report["variants"]["broken"]
     census = _census(broken)
     assert len(census) == broken["metrics"]["workers"] >= 2
-    for threads, busy, cpu in census:
-        assert len(cpu) == threads and busy >= 2
+    for threads, busy, cpu, late in census:
+        assert len(cpu) == len(late) == threads and busy >= 2
         # A pool thread that spins works about as long as the main thread it serves.
         assert cpu[1] >= 0.5 * cpu[0] > 0
 
@@ -39,9 +40,10 @@ def test_fixed_keeps_one_busy_thread_and_the_threads_that_sleep(report):
     fixed = report["variants"]["fixed"]
     census = _census(fixed)
     assert len(census) == fixed["metrics"]["workers"]
-    for threads, busy, cpu in census:
-        # One thread did the work; the others, pool threads included, at most a tick or two.
-        assert busy <= 1 and max(cpu[1:]) <= 20
+    for threads, busy, cpu, late in census:
+        # One thread did the work; the others, pool threads included, at most a tick or two in the
+        # second half (in the first, OpenBLAS's pool may still spin once after the fork, ~50 ms).
+        assert busy <= 1 and max(late[1:]) <= 20
 
 
 def test_oracle_fixed_with_limited_workers_yields_what_num_workers_0_yields():

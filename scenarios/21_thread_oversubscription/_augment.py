@@ -3,10 +3,11 @@ Imported by broken.py, fixed.py and the measurements; not run on its own.
 
 A census reads, for each worker of this process, every thread's CPU time from
 /proc/PID/task/TID/stat (what `top -H` and `ps -L` show), once every worker has delivered
-a batch and again at the last.  A thread counts as busy when it used at least BUSY_SHARE
-of its worker's CPU time in between, and more than a tick or two: the main thread that
-runs __getitem__, and the pool threads that OpenCV and the BLAS wake for it; not the
-queue's feeder thread, nor pool threads started and left asleep.
+a batch and again after each batch.  A thread counts as busy when it used at least a quarter
+of its worker's CPU time in that span, more than a tick or two, and in both its halves
+(scenarios/threads.py): the main thread that runs __getitem__, and the pool threads that
+OpenCV and the BLAS wake for it; not the queue's feeder thread, nor pool threads started,
+run once and left asleep.
 """
 import os
 import time
@@ -14,10 +15,10 @@ import time
 import numpy as np
 
 from scenarios.host import cannot_run, usable_cores
-from scenarios.instruments import thread_cpu_s, worker_pids
+from scenarios.instruments import worker_pids
+from scenarios.threads import busy_threads, middle_reading, thread_cpu_s, used
 
 PHOTOS, SIZE, OUT, CROP, SAMPLES, BATCH = 4, 384, 640, 224, 32, 4
-BUSY_SHARE, BUSY_MIN_S = 0.25, 0.02  # the kernel counts CPU time in ticks of 10 ms
 
 
 def photos():
@@ -37,16 +38,21 @@ def one_worker_per_core() -> int:
     return cores
 
 
-def census(start: dict, end: dict) -> dict:
-    """Threads of each worker, and those busy between two readings of thread_cpu_s: the
-    steady state, without the one-off work of a worker's first batch."""
-    threads, busy, cpu_s = {}, {}, {}
-    for pid, now in end.items():
-        used = {tid: s - start.get(pid, {}).get(tid, 0.0) for tid, s in now.items()}
-        total = sum(used.values())
-        threads[pid], cpu_s[pid] = len(now), sorted(used.values(), reverse=True)
-        busy[pid] = sum(s >= BUSY_MIN_S and s >= BUSY_SHARE * total for s in used.values())
-    return {"threads": threads, "busy": busy, "cpu_s": cpu_s}
+def census(readings: list) -> dict:
+    """Threads of each worker, and those busy over readings of thread_cpu_s ({pid: reading})
+    by scenarios/threads.py's rule: the steady state, without the one-off work of a worker's
+    first batch.  Each thread's CPU over all of it, and over its second half (by CPU: the reading
+    where the worker had done half of its work; a worker that ran ahead of the loop sits idle
+    at the end)."""
+    taken = {"threads": {}, "busy": {}, "cpu_s": {}, "late_cpu_s": {}}
+    for pid in readings[0]:
+        mine = [reading[pid] for reading in readings if pid in reading]
+        taken["threads"][pid] = len(mine[-1])
+        taken["busy"][pid] = len(busy_threads(mine))
+        taken["cpu_s"][pid] = sorted(used(mine[0], mine[-1]).values(), reverse=True)
+        middle = middle_reading(mine, ()) or mine[0]
+        taken["late_cpu_s"][pid] = sorted(used(middle, mine[-1]).values(), reverse=True)
+    return taken
 
 
 def load_epoch(loader) -> dict:
@@ -55,19 +61,19 @@ def load_epoch(loader) -> dict:
     the workers had ready in advance), and the census of the workers' threads from the moment
     each worker has delivered a batch to the last batch (the workers exit when the loop asks
     for more).  A worker's first batch pays one-off costs: starting the queue's feeder
-    thread, which then pickles for 70-90 ms once."""
+    thread, which then pickles for 60-90 ms once."""
     cores, _ = usable_cores()
     started = time.perf_counter()
     batches, samples = iter(loader), 0
     for _ in range(max(1, loader.num_workers)):
         samples += len(next(batches))
-    start = {pid: thread_cpu_s(pid) for pid in worker_pids()}
-    end = start
+    pids = worker_pids()
+    readings = [{pid: thread_cpu_s(pid) for pid in pids}]
     for batch in batches:
         samples += len(batch)
-        end = {pid: thread_cpu_s(pid) for pid in start}
+        readings.append({pid: thread_cpu_s(pid) for pid in pids})
     seconds = time.perf_counter() - started
-    taken = census(start, end)
+    taken = census(readings)
     busy = sum(taken["busy"].values())
     return {"cores": cores, "workers": loader.num_workers, "samples_per_s": samples / seconds,
             "threads_per_worker": max(taken["threads"].values()),
@@ -103,10 +109,12 @@ def median(values):
 
 def report(run) -> None:
     """Each worker's threads, the figures the runner reads, and a one-line summary."""
-    for pid, threads in run["census"]["threads"].items():
-        cpu_ms = ", ".join(f"{1000 * s:.0f}" for s in sorted(run["census"]["cpu_s"][pid], reverse=True))
-        print(f"worker {pid}: {threads} threads, {run['census']['busy'][pid]} of them busy "
-              f"(CPU ms per thread: {cpu_ms})")
+    def ms(seconds):
+        return ", ".join(f"{1000 * s:.0f}" for s in seconds)
+    taken = run["census"]
+    for pid, threads in taken["threads"].items():
+        print(f"worker {pid}: {threads} threads, {taken['busy'][pid]} of them busy (CPU ms per thread: "
+              f"{ms(taken['cpu_s'][pid])}; in the second half: {ms(taken['late_cpu_s'][pid])})")
     for name in ("cores", "workers", "threads_per_worker", "busy_threads_per_worker",
                  "busy_threads_per_core", "samples_per_s"):
         print(f"metric {name}={run[name]:.3f}")

@@ -6,7 +6,7 @@ import dataclasses
 import re
 
 from scenarios.clinic.doctor.stacks import frame_lines
-from scenarios.instruments import CLOCK_TICKS
+from scenarios.threads import BUSY_MIN_S, busy_threads
 
 FORK_SERVER = "multiprocessing.forkserver"
 BUSY_CORE_SHARE = 0.1  # of one core over the window, for a thread to count as busy
@@ -31,16 +31,13 @@ class Worker:
     @property
     def busy_threads(self) -> int:
         """Threads that each used at least a quarter of the worker's CPU and a tenth of a core over
-        the window: one per worker is a worker on one thread; more, pools that compete.  An idle
-        worker's queue feeder, a few clock ticks in seconds, is no competitor (under load it
-        reached a quarter of a near-idle worker's CPU)."""
+        the window, and worked in both its halves (scenarios/threads.py): one per worker is a worker
+        on one thread; more, pools that compete.  An idle worker's queue feeder, a few clock ticks
+        in seconds, is no competitor (under load it reached a quarter of a near-idle worker's CPU)."""
         if len(self.thread_cpu_s) < 2:
             return 0
-        first, last = self.thread_cpu_s[0], self.thread_cpu_s[-1]
-        used = {tid: last[tid] - first.get(tid, 0.0) for tid in last}
-        total = sum(used.values())
         core_tenth = BUSY_CORE_SHARE * (self.sampled_at[-1] - self.sampled_at[0])
-        return sum(1 for s in used.values() if s >= max(1.99 / CLOCK_TICKS, 0.25 * total, core_tenth))  # 2 ticks
+        return len(busy_threads(self.thread_cpu_s, floor_s=max(BUSY_MIN_S, core_tenth)))
 
     @property
     def starved(self) -> bool:

@@ -20,7 +20,8 @@ import psutil
 from scenarios.clinic.doctor.job import FORK_SERVER, SPAWNED, Job, Worker
 from scenarios.host import usable_cores
 from scenarios.memory_cgroup import memory_cgroup_of
-from scenarios.instruments import helper_kind, process_memory_mb, shm_file_creator, thread_cpu_s, torch_shm_files
+from scenarios.instruments import helper_kind, process_memory_mb, shm_file_creator, torch_shm_files
+from scenarios.threads import thread_cpu_s
 
 
 def command_of(proc: psutil.Process) -> str:
