@@ -114,6 +114,15 @@ def test_printed_output_without_an_error():
     assert levels(timing) == [("07", "possible")] and "28" in explain_text(timing)[0].evidence
     quick = timing.replace("data_time: 0.81", "data_time: 0.02")
     assert levels(quick) == []                                                            # loading keeps up
+    # Each index of a 6-sample dataset twice: one printed list is one epoch (likely 13); bare lines
+    # could be two epochs (possible); random values repeated are draws (12), not samples.
+    epoch = [[0, 1], [0, 1], [2, 3], [2, 3], [4, 5], [4, 5]]
+    as_list = "Out: [" + ",\n ".join(f"tensor([{a}, {b}])" for a, b in epoch) + "]\n"
+    assert levels(as_list) == [("13", "likely")] and "each of 6 indices 2 times" in explain_text(as_list)[0].evidence
+    assert levels("".join(f"tensor([{a}, {b}])\n" for a, b in epoch)) == [("13", "possible")]
+    assert levels("".join(f"tensor([{a}, {b}])\n" for a, b in epoch[::2])) == []        # each index once
+    draws = "".join(f"tensor([{a * 37 % 90 + 5}, {b * 53 % 90 + 7}])\n" for a, b in epoch)
+    assert levels(draws) == [("12", "likely")]
     warned = ("UserWarning: The 'train_dataloader' does not have many workers which may be a bottleneck. Consider "
               "increasing the value of the `num_workers` argument\n")
     assert levels(warned) == [("28", "possible")]
@@ -135,3 +144,21 @@ SHARED_MISSES = {
 def test_the_outside_sets_are_named_by_their_lesson(folder, name):
     labels = rates.labels(HELD_OUT.parent / folder)[name]
     assert rates.judge((HELD_OUT.parent / folder / name).read_text(encoding="utf-8"), labels) in ("right", "clean")
+
+
+def test_a_worker_death_reported_while_a_fatal_error_unwinds_is_its_consequence():
+    # The GPU test of issue 37 once got 06 beside 27 from 27's own broken run; that output was not
+    # kept.  What PyTorch prints when a worker dies as the training process unwinds: the death comes
+    # after the traceback that ended the run, in a block of its own.
+    fatal = (HELD_OUT.parent / "gpu" / "27_pin_thread_error_with_workers.log").read_text()
+    unwinding = ("\nException ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f3a2c1e0>\n"
+                 "Traceback (most recent call last):\n"
+                 "  File \"…/torch/utils/data/dataloader.py\", line 1663, in __del__\n"
+                 "    self._shutdown_workers()\n"
+                 "  File \"…/torch/utils/data/_utils/signal_handling.py\", line 73, in handler\n"
+                 "    _error_if_any_worker_fails()\n"
+                 "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Terminated. \n")
+    assert [f.scenario for f in explain_text(fatal)] == ["27"]
+    assert [f.scenario for f in explain_text(fatal + unwinding)] == ["27"]
+    assert [f.scenario for f in explain_text(unwinding)] == ["06"], "alone, the death is the failure"
+    assert [f.scenario for f in explain_text(unwinding + "\n" + fatal)][0] == "06"

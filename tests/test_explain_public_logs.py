@@ -32,7 +32,6 @@ KNOWN_MISSES = {"detectron2_3900_openblas_threads.log": _NO_CONTEXT + " (OpenBLA
                 "masktextspotterv3_51_errno24_bare.log": _NO_CONTEXT + " (Errno 24: files a script leaves open too)",
                 "super_selfish_2_stack_gray_rgb_bare.log": _NO_CONTEXT + " (torch.stack; without workers the same)",
                 "pytorch_31465_spawn_child_cut_windows.log": "the paste stops before the child's exception",
-                "pytorch_30599_iterable_duplicates_output.log": "printed batches, no error text",
                 "torchmd_net_323_pin_thread_persistent_workers.log": "27 named; the other error is a setup check that "
                                                                      "names its own fix, labelled 14",
                 "pytorch_1838_opencv_hang_ctrl_c_py27.log": "a Ctrl-C while waiting for a batch: a slow healthy "

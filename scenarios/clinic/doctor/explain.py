@@ -233,6 +233,16 @@ def _hits(lines: list[str]) -> list[tuple[int, Finding, bool]]:
 _EXITED_WITH_CODE = re.compile(r"exited unexpectedly with exit code \d+")
 
 
+def _consequence(finding: Finding, warned: bool, findings: list[Finding], fatal: bool) -> bool:
+    """A worker's death that follows what ended the run: after any finding, a worker that exited with
+    a code (its own error came first); right after a traceback's finding, any worker death PyTorch
+    reports while the training process unwinds (a pin-memory thread's error, 27, once came with one
+    on an H200).  The worker's own "encountered in worker" line stays: it is the cause."""
+    if finding.scenario != "06" or not findings or warned:
+        return False
+    return bool(_EXITED_WITH_CODE.search(finding.evidence)) or fatal
+
+
 def _outranked(findings: list[Finding], warnings: set[int]) -> list[Finding]:
     """Without a warning whose scenario another finding's check wins over (WINS_OVER): 09's "Got pickle
     error when attempting to start a worker" says a worker could not be pickled; what could not be (a
@@ -243,14 +253,15 @@ def _outranked(findings: list[Finding], warnings: set[int]) -> list[Finding]:
 
 
 def explain_text(text: str) -> list[Finding]:
-    findings, seen, lines, warnings = [], set(), unwrap(text), set()
+    findings, seen, lines, warnings, fatal = [], set(), unwrap(text), set(), False
     for _, finding, warned in _hits(lines) + [(len(lines), f, False) for f in printed_findings(lines)]:
-        if findings and finding.scenario == "06" and _EXITED_WITH_CODE.search(finding.evidence):
+        if _consequence(finding, warned, findings, fatal):
             continue
         if (finding.scenario, finding.check) not in seen:
             seen.add((finding.scenario, finding.check))
             findings.append(finding)
             warnings |= {id(finding)} if warned else set()
+            fatal = not warned  # the last failure named ended the run (a warning in between: it did not)
     return _outranked(findings, warnings)
 
 
