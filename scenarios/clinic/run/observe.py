@@ -3,7 +3,8 @@
 The runner runs an attempt with a folder of the run's own first on PYTHONPATH; in it a
 `sitecustomize.py` calls `install(PATH)` in every interpreter of the run (spawned and
 forkserver workers too) before any of the attempt's code.  `install` waits for
-`torch.utils.data.dataloader` (and torchdata's StatefulDataLoader) to be imported, then wraps:
+`torch.utils.data.dataloader` (and torchdata's StatefulDataLoader, and torch._dynamo) to be imported,
+then wraps:
 
 - DataLoader.__init__: each loader as built (num_workers, batch_size, start method, persistent_workers,
   prefetch_factor);
@@ -13,6 +14,7 @@ forkserver workers too) before any of the attempt's code.  `install` waits for
   process's dataset state, and /dev/shm's use at that moment (fingerprints.py);
 - the iterators' _next_index, where the grade asks (ASKED_ENV): the indices the sampler asked for,
   set beside the index field of the batch that answers them;
+- dynamo's compilations (torch.compile), each as it starts: the graphs the training process built;
 - PyTorch's (and torchdata's) worker loop `_worker_loop` (worker_hook.py): only a real DataLoader
   worker runs it, and there, every batch put on the data queue: how many, the worker's CPU time and
   its CPU and wall time from index to batch, the bytes it read, its USS, the random states it left,
@@ -35,7 +37,7 @@ from scenarios.clinic.run import fingerprints
 
 _FD: int | None = None
 _PATCHED: set[str] = set()
-_WATCHED = ("torch.utils.data.dataloader", "torchdata.stateful_dataloader.stateful_dataloader")
+_WATCHED = ("torch.utils.data.dataloader", "torchdata.stateful_dataloader.stateful_dataloader", "torch._dynamo")
 FIELDS_ENV = "CLINIC_OBSERVE_FIELDS"  # set by the grader where an exercise judges each tensor's rows
 ASKED_ENV = "CLINIC_OBSERVE_ASKED"    # the sample's field that holds its index, where the grade compares it
 
@@ -139,6 +141,9 @@ class _PatchingLoader:
 
 
 def _patch(module) -> None:
+    if module.__name__ == "torch._dynamo":
+        _watch_compiles(module.callback_handler)
+        return
     if module.__name__ == "torch.utils.data.dataloader":
         loader_class, iterator_class = module.DataLoader, module._BaseDataLoaderIter
         from torch.utils.data._utils import worker as worker_module
@@ -162,7 +167,20 @@ def _patch(module) -> None:
 
 def _hook(owner, attribute: str, wrapper) -> None:
     setattr(owner, attribute, wrapper)
-    _HOOKED[f"{owner.__name__}.{attribute}"] = (owner, attribute, wrapper)
+    _HOOKED[f"{getattr(owner, '__name__', type(owner).__name__)}.{attribute}"] = (owner, attribute, wrapper)
+
+
+def _watch_compiles(handler) -> None:
+    """Each compilation dynamo starts for a frame (its id: frame/recompile, "0/3"), as torch.compile's
+    own callbacks see it; on the handler itself, so that torch._dynamo.reset(), which clears the
+    callbacks registered, does not stop the count."""
+    start = handler.install_callbacks
+
+    def install_callbacks(trigger, compile_id, *args, **kwargs):
+        if getattr(trigger, "name", "") == "DYNAMO":
+            _write({"k": "compile", "pid": os.getpid(), "id": str(compile_id)})
+        return start(trigger, compile_id, *args, **kwargs)
+    _hook(handler, "install_callbacks", install_callbacks)
 
 
 # ---------------------------------------------------------------- the training process
@@ -238,15 +256,19 @@ def _watched_next(step):
         cpu = time.thread_time()  # the training thread's own: a thread pool's spinning is not its work
         batch = step(self)  # StopIteration and errors pass through untouched
         try:
-            last = self._clinic_last
+            last, now = self._clinic_last, time.monotonic()
             if last is not None:  # the training process's own work since the previous batch
                 tally["main_cpu_s"] += cpu - last
-            tally["wait_s"] += time.monotonic() - called
+                # the steady state, as a script's utilisation is (the first batch also starts the
+                # workers): the loop's time between batches, and its waiting in this call
+                tally["step_s"] = tally.get("step_s", 0.0) + called - self._clinic_returned
+                tally["steady_wait_s"] = tally.get("steady_wait_s", 0.0) + now - called
+            tally["wait_s"] += now - called
             tally["batches"] += 1
             tally["samples"] += _samples(batch)
             _write(tally)
             _write_delivered(self, tally, batch)
-            self._clinic_last = time.thread_time()
+            self._clinic_last, self._clinic_returned = time.thread_time(), time.monotonic()
         except Exception:
             pass
         return batch

@@ -81,7 +81,7 @@ def stale_states(batches: list[dict], made: list[dict]) -> int:
 
 def summary(path) -> dict:
     """What the hook recorded: the last record of each loader, epoch and worker, with totals."""
-    loaders, epochs, workers, batches, made = {}, {}, {}, [], []
+    loaders, epochs, workers, batches, made, compiles = {}, {}, {}, [], [], 0
     replaced: dict[str, set] = {"replaced": set(), "unhooked": set()}
     for record in _records(path):
         kind = record["k"]
@@ -97,13 +97,15 @@ def summary(path) -> dict:
             batches.append(record)
         elif kind == "made":
             made.append(record)
+        elif kind == "compile":  # each start once (torch._dynamo.reset() numbers them from "0/0" again)
+            compiles += 1
     return {**_totals(list(loaders.values()), list(epochs.values()), list(workers.values())),
             **delivered(batches), **draws(made), "stale_dataset_states": stale_states(batches, made),
             "shm_peak_mb": max((b["shm_mb"] for b in batches if isinstance(b.get("shm_mb"), (int, float))),
                                default=None),
             "sample_bytes": min((b["bytes"] for b in batches if b.get("workers", 0) > 0
                                  and isinstance(b.get("bytes"), (int, float))), default=None),
-            **{kind: sorted(names) for kind, names in replaced.items()}}
+            "compiles": compiles, **{kind: sorted(names) for kind, names in replaced.items()}}
 
 
 def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dict:
@@ -114,6 +116,7 @@ def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dic
     worker_batches = sum(w.get("batches", 0) for w in workers)
     with_workers = [e for e in epochs if e.get("workers", 0) > 0]
     main_cpu = sum(e.get("main_cpu_s", 0.0) for e in with_workers)
+    step, waited = (sum(e.get(key, 0.0) for e in with_workers) for key in ("step_s", "steady_wait_s"))
     return {
         "loaders": loaders, "epochs": epochs, "workers": workers,
         "real_workers": len(workers),
@@ -130,6 +133,8 @@ def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dic
         # the work the lesson is about: the workers' CPU from an index to its batch (their loop's
         # waiting and pickling left out) against the training thread's own between two batches
         "worker_share": round(fetch_cpu / (fetch_cpu + main_cpu), 4) if fetch_cpu + main_cpu > 0 else None,
+        # the training loop's time between batches against its waiting for them, past each first batch
+        "loop_busy_share": round(step / (step + waited), 4) if step + waited > 0 else None,
         "undaemonic_workers": sum(1 for w in workers if w.get("daemon") is False),
         # threading locks a worker's dataset still reached after a batch, as the fork copied them
         "inherited_locks": sum(w.get("inherited_locks", 0) for w in workers if w.get("batches", 0)),

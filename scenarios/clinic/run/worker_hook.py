@@ -10,18 +10,16 @@ import functools
 import os
 import time
 
+from scenarios import threads
 from scenarios.clinic.run import fingerprints
 
 USS_EVERY_S = 0.5
 _WRITERS: list = []  # observe.py's writer of a record, given by watched_loop (no import back)
 ASKED_MAX = 512  # sampler indices kept per worker: an epoch of 24's, never a large run's every index
-# A thread is busy when it used a quarter of its worker's CPU since the worker's first batch, and more
-# than two ticks of 10 ms: the grader's rule, read from /proc, whatever the script's own census says.
-BUSY_SHARE, BUSY_MIN_S = 0.25, 0.02
 # Below ten ticks in all a share is mostly rounding: a queue's feeder thread at 2 ticks of 6 is "a
 # quarter" (seen once in a full run of 21's fixed.py, [0.04, 0.02] early, [0.1, 0.02] at its end).
 CENSUS_MIN_S = 0.1
-_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+READINGS_KEPT = 64  # per worker; past that every other one is dropped, the first and the last kept
 
 
 def _write(record: dict) -> None:
@@ -47,41 +45,50 @@ def _read_bytes() -> int | None:
         return None
 
 
-def _thread_cpu_s() -> dict[int, float]:
-    """Each thread of this process and its CPU seconds (utime + stime), as /proc counts them."""
-    found = {}
-    try:
-        tids = os.listdir("/proc/self/task")
-    except OSError:
-        return found
-    for tid in tids:
-        try:
-            with open(f"/proc/self/task/{tid}/stat") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-            found[int(tid)] = (int(fields[11]) + int(fields[12])) / _CLK_TCK
-        except (OSError, ValueError, IndexError):
-            pass
-    return found
-
-
 def _census(record: dict, clock: dict) -> None:
     """The threads busy since the worker's first batch (its one-off start-up left out, as a census
-    by `top -H` would): the most seen at any batch since, and every thread's CPU in that span."""
-    now = _thread_cpu_s()
-    start = clock.setdefault("threads_at_first", now)
-    used = {tid: cpu - start.get(tid, 0.0) for tid, cpu in now.items()}
-    total = sum(used.values())
-    if total < CENSUS_MIN_S:
+    by `top -H` would), by scenarios/threads.py's rule, whatever the script's own census says: over
+    the span to this batch, the longest so far, and every thread's CPU in it."""
+    readings = clock.setdefault("thread_readings", [])
+    readings.append(threads.thread_cpu_s())
+    if len(readings) > READINGS_KEPT:
+        readings[1:-1] = readings[2:-1:2]
+    used = threads.used(readings[0], readings[-1])
+    if sum(used.values()) < CENSUS_MIN_S:
         return
-    busy = sum(cpu >= BUSY_MIN_S and cpu >= BUSY_SHARE * total for cpu in used.values())
+    busy = threads.busy_threads(readings)
     # A pool's threads, besides the thread that runs the worker loop: those that each did a quarter as
     # much as the busiest of them (a pool splits its work evenly; a queue's feeder thread does little).
-    others = [cpu for tid, cpu in used.items() if tid != os.getpid()]
-    pool = sum(cpu >= max(BUSY_MIN_S, BUSY_SHARE * max(others, default=0.0)) for cpu in others)
-    record["threads"] = len(now)
-    record["busy_threads"] = max(record.get("busy_threads", 0), busy)
-    record["pool_threads"] = max(record.get("pool_threads", 0), pool)
+    pool = threads.busy_threads(readings, leave_out={os.getpid()}, of_busiest=True)
+    record["threads"] = len(readings[-1])
+    record["busy_threads"], record["pool_threads"] = len(busy), len(pool)
     record["thread_cpu_s"] = [round(cpu, 2) for cpu in sorted(used.values(), reverse=True)[:8]]
+
+
+def _beside_the_loop_cpu_s(data_queue) -> float:
+    """CPU seconds of the threads multiprocessing runs beside the worker loop: the data queue's feeder,
+    which pickles each batch (its first one-off 60-90 ms), and the resource sharer, which hands a
+    batch's file descriptors over.  Each read from its own clock, to the nanosecond."""
+    beside = [getattr(data_queue, "_thread", None)]
+    try:
+        from multiprocessing import resource_sharer
+        beside.append(getattr(resource_sharer._resource_sharer, "_thread", None))
+    except (ImportError, AttributeError):
+        pass
+    total = 0.0
+    for thread in beside:
+        if getattr(thread, "ident", None) is not None:
+            try:
+                total += time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+            except (OSError, AttributeError):
+                pass  # the thread has ended, or no per-thread clock on this platform
+    return total
+
+
+def _work_cpu_s(data_queue) -> float:
+    """The worker's CPU so far on anything but moving batches: the loop's thread and every thread
+    it set working (a pool decoding for __getitem__), not the feeder's pickling."""
+    return time.process_time() - _beside_the_loop_cpu_s(data_queue)
 
 
 class _ReceivedBytes:
@@ -148,8 +155,9 @@ class _CountingQueue:
                 if now - self._uss_at >= USS_EVERY_S:
                     record["uss_end_mb"], self._uss_at = _uss_mb(), now
                 got, got_at = self._clock.pop("got", None), self._clock.pop("got_at", None)
-                if got is not None:  # this thread's CPU from taking the index to handing the batch over
-                    record["fetch_cpu_s"] = round(record.get("fetch_cpu_s", 0.0) + time.thread_time() - got, 6)
+                if got is not None:  # the worker's CPU from taking the index to handing the batch over
+                    spent = max(0.0, _work_cpu_s(self._queue) - got)
+                    record["fetch_cpu_s"] = round(record.get("fetch_cpu_s", 0.0) + spent, 6)
                 if got_at is not None:  # and the wall clock meanwhile: waiting on storage counts there
                     record["fetch_wall_s"] = round(record.get("fetch_wall_s", 0.0) + now - got_at, 6)
                 read = _read_bytes()
@@ -175,14 +183,15 @@ class _CountingQueue:
 
 
 class _TimedQueue:
-    """The worker's index queue: notes this thread's CPU clock and the time when the worker loop takes an index."""
+    """The worker's index queue: notes the worker's CPU clock (_work_cpu_s) and the time when the worker
+    loop takes an index."""
 
     def __init__(self, queue, clock: dict):
         self._queue, self._clock = queue, clock
 
     def get(self, *args, **kwargs):
         item = self._queue.get(*args, **kwargs)
-        self._clock["got"], self._clock["got_at"] = time.thread_time(), time.monotonic()
+        self._clock["got"], self._clock["got_at"] = _work_cpu_s(self._clock.get("data_queue")), time.monotonic()
         _asked(item, self._clock)
         return item
 
@@ -213,7 +222,8 @@ def _started(loop, args: list, kwargs: dict, stateful: bool) -> dict:
             else kwargs.get("worker_id")
         dataset = args[1] if len(args) > 1 else kwargs.get("dataset")
         # the threading locks the worker's dataset holds as the fork left them, before worker_init_fn
-        clock: dict = {"inherited": fingerprints.thread_locks(dataset)}
+        clock: dict = {"inherited": fingerprints.thread_locks(dataset), "data_queue": args[3] if len(args) > 3
+                       else kwargs.get("data_queue")}
         record["inherited_locks"] = len(clock["inherited"])
         if len(args) > 3:
             args[2], args[3] = _TimedQueue(args[2], clock), _CountingQueue(args[3], record, stateful, dataset, clock)

@@ -19,13 +19,17 @@ the attempt's prints (every key a minimum):
                           epoch of their loaders (29: a stream split by worker, not by rank)
     requested = N         field N of each sample holds its index: it must be the index the sampler asked
                           for, batch by batch (11: the next record in the file, with its own bytes, is not)
-    worker_ms_per_batch   the workers' CPU milliseconds per batch, from taking the index to handing it over
+    worker_ms_per_batch   the workers' CPU milliseconds per batch, from taking the index to handing it over,
+                          every thread of theirs but the queue's feeder and resource sharer (a pool in
+                          __getitem__ counts; pickling the batch does not)
     worker_wall_ms_per_batch  the same span on the wall clock: where the lesson's work is waiting on
                           storage (07), that waiting is done in the workers, not by threads of the loop
     worker_read_kb_per_batch  bytes the workers read (read(2) and kin, /proc's rchar) per batch: where the
                           lesson is reading a file in the workers (18), they read it, not a copy made earlier
     worker_share          that CPU / (that CPU + the training thread's own CPU between batches): the loading
                           is done in the workers, not handed back hollow (a thread pool's spin is not counted)
+    compiles              a maximum: the compilations dynamo started in the training process (torch.compile's
+                          own events, each graph for a new batch shape; 34: 4)
     draws = "distinct"    a random state moved in the workers as they made batches, and no two workers
                           ever reached the same state (12: the draws as the workers made them)
     current_dataset       true: every state of the training process's dataset (its plain settings: an
@@ -38,11 +42,14 @@ the attempt's prints (every key a minimum):
     start_methods         the start methods a loader with workers may use (a list)
     daemonic              true: every worker is still daemonic at its last batch (17)
     agree                 { printed_figure = "batches" or "samples" }: a count the script prints may
-                          not exceed what the hook saw delivered (the prints are a second signal)
+                          not exceed what the hook saw delivered (the prints are a second signal);
+                          { printed_share = "loop_busy_share" }: nor a share of the time the loop computed
+                          the share the hook timed between batches, past the first (07)
     own_copy              { read_mb, uss_growth_mb }: no worker both read that much (/proc's rchar) and grew
                           its own memory (USS) that much in its loop: a copy of its own (19)
     busy_threads          a maximum: the threads any worker kept busy, each thread's CPU read from /proc by
-                          the hook (busy: a quarter of the worker's CPU since its first batch; 21: 1)
+                          the hook (busy: a quarter of the worker's CPU since its first batch and in each half of
+                          that span, scenarios/threads.py; 21: 1)
     pool_threads          the threads each worker kept busy besides its worker loop's own, each with a quarter
                           of the busiest one's CPU, the same census (23: tokenizers' pool, 2 on 2 cores)
     worker_net_kb_per_batch  bytes the workers' sockets received per batch: the remote reads are the
@@ -56,11 +63,15 @@ from __future__ import annotations
 
 from scenarios.clinic.workshop.worker_records import worker_record_problems
 
+# A share the script times itself and the hook times around the same calls: the script's clock
+# stops a little sooner (its own bookkeeping falls in neither part), so its share can only be lower.
+SHARE_SLACK = 0.02
 OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", "worker_ms_per_batch",
                 "worker_share", "start_methods", "agree", "daemonic", "samples", "unique", "draws",
                 "current_dataset", "shm_peak_mb", "fresh_locks", "sample_bytes", "requested",
                 "worker_wall_ms_per_batch", "worker_read_kb_per_batch", "busy_threads", "pool_threads",
-                "worker_net_kb_per_batch", "resumed_order", "own_copy", "new_order_each_epoch", "one_rank_each")
+                "worker_net_kb_per_batch", "resumed_order", "own_copy", "new_order_each_epoch", "one_rank_each",
+                "compiles")
 
 
 def _n(count: float, thing: str) -> str:
@@ -76,10 +87,16 @@ def _replaced_and_agree(wanted: dict, seen: dict, reported: dict) -> list[str]:
         problems.append(f"the attempt put back PyTorch's {', '.join(seen['unhooked'])} over the grading hook: the "
                         "grade judges what the DataLoaders did through that hook, so it stays in place")
     for name, key in wanted.get("agree", {}).items():
-        value = reported.get(name)
-        if value is not None and seen.get(key) is not None and not value <= seen[key]:
+        value, measured = reported.get(name), seen.get(key)
+        if value is None or measured is None:
+            continue
+        if key == "loop_busy_share" and not value <= measured + SHARE_SLACK:
+            problems.append(f"it reported {name}={value:g}, but the grader timed the training loop busy "
+                            f"{measured:.0%} of the time between the DataLoader's batches (and waiting in it the "
+                            f"rest): the printed figure contradicts what the loop did")
+        elif key != "loop_busy_share" and not value <= measured:
             problems.append(f"it reported {name}={value:g}, but the training process received "
-                            f"{seen[key]:g} {key} from its DataLoaders: the printed figure contradicts what they did")
+                            f"{measured:g} {key} from its DataLoaders: the printed figure contradicts what they did")
     return problems
 
 
@@ -188,6 +205,11 @@ def _how_they_ran(wanted: dict, seen: dict) -> list[str]:
         problems.append(f"the workers still reached {seen['inherited_locks']} threading lock(s) copied by the fork "
                         "(from their dataset or a module global) after making a batch: a fork that lands while one "
                         "is held deadlocks that worker, however the fork was timed")
+    built, most = seen.get("compiles", 0), wanted.get("compiles")
+    if most is not None and built > most:
+        problems.append(f"torch.compile compiled the step {_n(built, 'time')} (dynamo's own compilation events, "
+                        f"seen by the grader); the exercise allows {most}: every batch shape the loader gives it "
+                        "that it has not seen is compiled again")
     methods = set(seen.get("start_methods", []))
     allowed = wanted.get("start_methods")
     if allowed and methods - set(allowed):

@@ -1,0 +1,90 @@
+"""Partial: drop_last=True removes the ragged last batch, but each batch is still padded to its own
+longest sequence: nearly every batch a new length, a graph each, and the recompile limit again.
+Written on 2026-11-27 after 34's hook observation (`compiles`) was set, as an attendee would.
+
+Scenario 34, broken: every new batch shape from the loader is a new graph, until dynamo gives up.
+
+    python scenarios/34_compile_recompiles_on_batch_shapes/broken.py   # exits 1: recompile limit hit
+    python scenarios/34_compile_recompiles_on_batch_shapes/fixed.py    # a few graphs, every step compiled
+
+A small token model trained for 3 epochs on 30 sequences of 8 to 64 tokens, in batches of 4
+from a DataLoader with 2 workers, the training step under torch.compile(dynamic=False), as
+one compiles for static-shape kernels.  The collate pads each batch to its longest sequence,
+and 30 is not a multiple of 4: the last batch of each epoch holds 2.  Dynamo guards on every
+tensor size, so each new (batch, length) pair recompiles the step; after 8 graphs it hits
+its recompile_limit, warns once, and runs every later new shape without compiling.
+torch._logging.set_logs(recompiles=True) prints each recompilation and its reason (as
+TORCH_LOGS=recompiles does); the figures are torch's own counters.  The backend is
+aot_eager: the guards and recompilations are dynamo's, whatever backend compiles the graph.
+fixed.py: drop_last=True and padding to a multiple of 16 tokens (4 shapes at most).
+"""
+import sys
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+SAMPLES, BATCH, EPOCHS, WORKERS, VOCAB = 30, 4, 3, 2, 100
+
+
+class Sequences(Dataset):
+    def __len__(self):
+        return SAMPLES
+
+    def __getitem__(self, index):
+        length = int(torch.randint(8, 65, (1,), generator=torch.Generator().manual_seed(index)))
+        return torch.randint(1, VOCAB, (length,), generator=torch.Generator().manual_seed(SAMPLES + index))
+
+
+def pad(samples):
+    longest = max(len(s) for s in samples)  # BUG: every batch its own length, and the last batch 2 rows
+    return torch.stack([torch.nn.functional.pad(s, (0, longest - len(s))) for s in samples])
+
+
+class TokenModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed, self.head = torch.nn.Embedding(VOCAB, 16), torch.nn.Linear(16, VOCAB)
+        self.eager_steps = 0  # steps Python ran this forward itself: no compiled graph took them
+
+    def forward(self, tokens):
+        if not torch.compiler.is_compiling():
+            self.eager_steps += 1
+        logits = self.head(self.embed(tokens))
+        return torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), tokens[:, 1:].flatten())
+
+
+def train():
+    torch.manual_seed(0)
+    torch._logging.set_logs(recompiles=True)
+    model = TokenModel()
+    step = torch.compile(model, backend="aot_eager", dynamic=False)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = DataLoader(Sequences(), BATCH, shuffle=True, num_workers=WORKERS, collate_fn=pad,
+                        drop_last=True, multiprocessing_context="fork")  # FIX?
+    shapes = set()
+    for _ in range(EPOCHS):
+        for tokens in loader:
+            step(tokens).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+            shapes.add(tuple(tokens.shape))
+    return model, shapes
+
+
+def main():
+    model, shapes = train()
+    counters = torch._dynamo.utils.counters
+    figures = {"batch_shapes": len(shapes), "graphs": counters["stats"]["unique_graphs"],
+               "recompiles": counters["frames"]["total"] - 1,
+               "frames_refused": counters["frames"]["total"] - counters["frames"]["ok"],
+               "eager_steps": model.eager_steps}
+    for name, value in figures.items():
+        print(f"metric {name}={value}")
+    if figures["frames_refused"] or figures["graphs"] > 4:
+        sys.exit(f"torch.compile built {figures['graphs']} graphs for {figures['batch_shapes']} batch shapes and "
+                 f"ran {figures['eager_steps']} steps uncompiled")
+    print(f"{figures['graphs']} graphs for {figures['batch_shapes']} batch shapes; every step ran compiled")
+
+
+if __name__ == "__main__":
+    main()
