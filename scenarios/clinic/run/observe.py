@@ -6,10 +6,11 @@ forkserver workers too) before any of the attempt's code.  `install` waits for
 `torch.utils.data.dataloader` (and torchdata's StatefulDataLoader, and torch._dynamo) to be imported,
 then wraps:
 
-- DataLoader.__init__: each loader as built (num_workers, batch_size, start method, persistent_workers,
-  prefetch_factor);
+- DataLoader.__init__ (loop_hook.py): each loader as built (num_workers, batch_size, start method,
+  persistent_workers, prefetch_factor);
 - DataLoader.__iter__ and the iterators' __next__: batches and samples delivered per epoch per loader
-  in the training process, the CPU time its training thread spent between two batches, and for each
+  in the training process, the CPU time its training thread spent between two batches, the loop's
+  time between batches against its waiting in __next__, and for each
   batch what the model receives: each sample's fingerprint (its bytes), its size, the training
   process's dataset state, and /dev/shm's use at that moment (fingerprints.py);
 - the iterators' _next_index, where the grade asks (ASKED_ENV): the indices the sampler asked for,
@@ -27,19 +28,15 @@ change what the attempt does: every failure of the hook is swallowed.
 from __future__ import annotations
 
 import atexit
-import functools
 import json
 import os
 import sys
-import time
 
-from scenarios.clinic.run import fingerprints
+from scenarios.clinic.run.loop_hook import ASKED_ENV, FIELDS_ENV
 
 _FD: int | None = None
 _PATCHED: set[str] = set()
 _WATCHED = ("torch.utils.data.dataloader", "torchdata.stateful_dataloader.stateful_dataloader", "torch._dynamo")
-FIELDS_ENV = "CLINIC_OBSERVE_FIELDS"  # set by the grader where an exercise judges each tensor's rows
-ASKED_ENV = "CLINIC_OBSERVE_ASKED"    # the sample's field that holds its index, where the grade compares it
 
 
 def hook_env(observe: dict) -> dict[str, str]:
@@ -152,17 +149,19 @@ def _patch(module) -> None:
         loader_class, iterator_class = module.StatefulDataLoader, module._StatefulBaseDataLoaderIter
         from torchdata.stateful_dataloader import worker as worker_module
         module_with_loop = module
+    from scenarios.clinic.run import loop_hook
     from scenarios.clinic.run.worker_hook import watched_loop
+    loop_hook.watch(_write)
     loop = watched_loop(worker_module._worker_loop, _write)
     for owner in {worker_module, module_with_loop}:
         _hook(owner, "_worker_loop", loop)
-    for owner, attribute, watch in ((loader_class, "__init__", _watched_init),
-                                    (loader_class, "__iter__", _watched_iter),
-                                    (iterator_class, "__next__", _watched_next)):
+    for owner, attribute, watch in ((loader_class, "__init__", loop_hook.watched_init),
+                                    (loader_class, "__iter__", loop_hook.watched_iter),
+                                    (iterator_class, "__next__", loop_hook.watched_next)):
         if attribute in owner.__dict__:
             _hook(owner, attribute, watch(owner.__dict__[attribute]))
     if os.environ.get(ASKED_ENV) and "_next_index" in iterator_class.__dict__:
-        _hook(iterator_class, "_next_index", _noting_asked(iterator_class._next_index))
+        _hook(iterator_class, "_next_index", loop_hook.noting_asked(iterator_class._next_index))
 
 
 def _hook(owner, attribute: str, wrapper) -> None:
@@ -181,137 +180,6 @@ def _watch_compiles(handler) -> None:
             _write({"k": "compile", "pid": os.getpid(), "id": str(compile_id)})
         return start(trigger, compile_id, *args, **kwargs)
     _hook(handler, "install_callbacks", install_callbacks)
-
-
-# ---------------------------------------------------------------- the training process
-
-_LOADERS = [0]
-
-
-def _watched_init(init):
-    @functools.wraps(init)
-    def __init__(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        if getattr(self, "_clinic_lid", None) is not None:  # a subclass's __init__ calling ours
-            return
-        try:
-            _LOADERS[0] += 1
-            object.__setattr__(self, "_clinic_lid", _LOADERS[0])
-            object.__setattr__(self, "_clinic_epochs", 0)
-            context = self.multiprocessing_context
-            method = context.get_start_method() if context is not None else None
-            if method is None and self.num_workers > 0:
-                import multiprocessing
-                method = multiprocessing.get_start_method(allow_none=True) or \
-                    multiprocessing.get_context().get_start_method()
-            _write({"k": "loader", "pid": os.getpid(), "lid": _LOADERS[0], "workers": self.num_workers,
-                    "batch_size": self.batch_size, "start_method": method,
-                    "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
-                    "class": type(self).__name__})
-        except Exception:
-            pass
-    return __init__
-
-
-def _watched_iter(iterate):
-    @functools.wraps(iterate)
-    def __iter__(self):
-        iterator = iterate(self)
-        try:
-            epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
-            tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0), "epoch": epoch,
-                     "workers": self.num_workers, "batches": 0, "samples": 0, "main_cpu_s": 0.0, "wait_s": 0.0}
-            iterator._clinic_tally = tally
-            iterator._clinic_last = None
-            _write(tally)
-        except Exception:
-            pass
-        return iterator
-    return __iter__
-
-
-def _noting_asked(next_index):
-    """The sampler's index batches, in the order the iterator takes them (from its construction on,
-    which already asks for the first batches): PyTorch delivers batches in that order (in_order=True,
-    the default), so the k-th batch received was the k-th asked for."""
-    @functools.wraps(next_index)
-    def _next_index(self):
-        indices = next_index(self)
-        self.__dict__.setdefault("_clinic_asked", []).append(indices)
-        return indices
-    return _next_index
-
-
-def _watched_next(step):
-    @functools.wraps(step)
-    def __next__(self):
-        tally = getattr(self, "_clinic_tally", None)
-        if tally is None:
-            return step(self)
-        if tally["pid"] != os.getpid():  # an iterator a forked process inherited: its own tally
-            tally = self._clinic_tally = dict(tally, pid=os.getpid(), batches=0, samples=0, main_cpu_s=0.0,
-                                              wait_s=0.0)
-            self._clinic_last = None
-        called = time.monotonic()
-        cpu = time.thread_time()  # the training thread's own: a thread pool's spinning is not its work
-        batch = step(self)  # StopIteration and errors pass through untouched
-        try:
-            last, now = self._clinic_last, time.monotonic()
-            if last is not None:  # the training process's own work since the previous batch
-                tally["main_cpu_s"] += cpu - last
-                # the steady state, as a script's utilisation is (the first batch also starts the
-                # workers): the loop's time between batches, and its waiting in this call
-                tally["step_s"] = tally.get("step_s", 0.0) + called - self._clinic_returned
-                tally["steady_wait_s"] = tally.get("steady_wait_s", 0.0) + now - called
-            tally["wait_s"] += now - called
-            tally["batches"] += 1
-            tally["samples"] += _samples(batch)
-            _write(tally)
-            _write_delivered(self, tally, batch)
-            self._clinic_last, self._clinic_returned = time.thread_time(), time.monotonic()
-        except Exception:
-            pass
-        return batch
-    return __next__
-
-
-def _write_delivered(iterator, tally: dict, batch) -> None:
-    """What the model receives in this batch: each sample's fingerprint, the training process's
-    copy of the dataset as it stands, and /dev/shm's use now."""
-    fields = [] if os.environ.get(FIELDS_ENV) else None  # each tensor's rows too, where the grade asks
-    asked = getattr(iterator, "_clinic_asked", None)
-    indices = _asked_and_got(asked.pop(0), batch) if asked else {}
-    _write({**indices, "k": "batch", "pid": tally["pid"], "lid": tally["lid"], "epoch": tally["epoch"],
-            "workers": tally["workers"], "fp": fingerprints.sample_fingerprints(batch, fields), "fields": fields,
-            "bytes": fingerprints.sample_bytes(batch),
-            "ds": fingerprints.dataset_state(getattr(iterator, "_dataset", None)),
-            "shm_mb": fingerprints.shm_used_mb()})
-
-
-def _asked_and_got(indices, batch) -> dict:
-    """The indices the sampler asked for and the ones the batch's index field holds."""
-    try:
-        field = batch[int(os.environ[ASKED_ENV])]
-        return {"asked": [int(i) for i in indices], "got": [int(i) for i in field.tolist()]}
-    except Exception:
-        return {}
-
-
-def _samples(batch) -> int:
-    """Samples in a batch: the first dimension of its first tensor or array, or its length."""
-    for _ in range(4):
-        shape = getattr(batch, "shape", None)
-        if shape is not None:
-            return int(shape[0]) if len(shape) else 1
-        if isinstance(batch, dict) and batch:
-            batch = next(iter(batch.values()))
-        elif isinstance(batch, (list, tuple)) and batch:
-            if not isinstance(batch[0], (list, tuple, dict)) and getattr(batch[0], "shape", None) is None:
-                return len(batch)
-            batch = batch[0]
-        else:
-            break
-    return 1
 
 
 def summary(path) -> dict:

@@ -87,6 +87,8 @@ def running(job):
     if len(idle_workers(job)) == len(job.workers):
         return []  # every worker waits for an index: no batch is being made (an epoch's turn, another loader)
     busy = sum(w.cpu_share for w in job.workers) / job.seconds
+    if busy + job.trainer_cpu_s / job.seconds >= 0.8 * job.cores:
+        return []  # the workers and the step compute on every core: more workers cannot help (21's pools?)
     return [_found("risk", "loading-waits",
                    f"the training process waited for a batch in {waiting} of {len(job.trainer_stacks)} samples of its "
                    f"stack over {job.seconds:.1f} s; its {len(job.workers)} workers used {busy:.1f} cores meanwhile"
