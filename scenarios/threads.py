@@ -2,7 +2,7 @@
 scenario 21's census, the grading hook inside a worker and `doctor --pid`.
 
 A thread is busy when it used at least a share of its process's CPU over a span of readings, and
-more than a floor, in the whole span and in each half of it.  The halves leave out work done once:
+more than a floor, and half that share in each half of the span.  The halves leave out work done once:
 OpenBLAS re-creating its pool in a forked worker spins ~50 ms, a queue's feeder thread pickles its
 first batch for 60-90 ms.  Both usually end before a worker's first batch; under load they can end
 after it, and one CI run counted such a thread busy in 21's fixed worker (90 ms and 50 ms of CPU).
@@ -45,19 +45,19 @@ def used(first: dict[int, float], last: dict[int, float], leave_out=()) -> dict[
 def busy_threads(readings: list[dict[int, float]], share: float = BUSY_SHARE, floor_s: float = BUSY_MIN_S,
                  leave_out=(), of_busiest: bool = False) -> set[int]:
     """The threads busy over `readings` (thread_cpu_s taken in order): each at least `share` of
-    all their CPU (`of_busiest`: of the busiest one's) and `floor_s`, over the whole span and in
-    each of its halves (a half needs a tick); threads in `leave_out` are not counted or summed."""
+    all their CPU (`of_busiest`: of the busiest one's) and `floor_s` over the whole span, and half
+    that share and a tick in each of its halves; threads in `leave_out` are not counted or summed."""
     if len(readings) < 2:
         return set()
-    spans = [(readings[0], readings[-1], floor_s)]
+    spans = [(readings[0], readings[-1], floor_s, share)]
     middle = middle_reading(readings, leave_out)
-    if middle is not None:
-        spans += [(readings[0], middle, 0.99 * TICK_S), (middle, readings[-1], 0.99 * TICK_S)]
+    if middle is not None:  # in each half, half the share: a starved pool thread's stripes vary
+        spans += [(readings[0], middle, 0.99 * TICK_S, share / 2), (middle, readings[-1], 0.99 * TICK_S, share / 2)]
     found = None
-    for first, last, floor in spans:
+    for first, last, floor, least in spans:
         cpu = used(first, last, leave_out)
         against = max(cpu.values(), default=0.0) if of_busiest else sum(cpu.values())
-        here = {tid for tid, s in cpu.items() if s >= max(floor, share * against)}
+        here = {tid for tid, s in cpu.items() if s >= max(floor, least * against)}
         found = here if found is None else found & here
     return found
 

@@ -18,7 +18,7 @@ from scenarios.host import cannot_run, usable_cores
 from scenarios.instruments import worker_pids
 from scenarios.threads import busy_threads, middle_reading, thread_cpu_s, used
 
-PHOTOS, SIZE, OUT, CROP, SAMPLES, BATCH = 4, 384, 640, 224, 32, 4
+PHOTOS, SIZE, OUT, CROP, SAMPLES, BATCH = 4, 384, 640, 224, 64, 4
 
 
 def photos():
