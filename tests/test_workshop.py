@@ -703,3 +703,19 @@ def test_busy_threads_and_pool_threads_are_read_from_each_workers_census():
     assert thread_problems({"pool_threads": 2}, oversubscribed)[0].startswith(
         "1 of the 1 DataLoader workers kept fewer than 2 pool threads busy")
     assert thread_problems({"busy_threads": 2, "pool_threads": 1}, oversubscribed) == []
+
+
+def test_compilations_and_the_loops_busy_share_are_read_from_the_hooks_records(tmp_path):
+    # dynamo numbers its compilations from "0/0" again after torch._dynamo.reset(): each start counts
+    compiles = [{"k": "compile", "pid": 1, "id": f"0/{n % 4}"} for n in range(9)]
+    epoch = {"k": "epoch", "pid": 1, "lid": 1, "epoch": 1, "workers": 2, "batches": 30, "step_s": 1.2,
+             "steady_wait_s": 0.3}
+    seen = _records(tmp_path, *compiles, epoch)
+    assert seen["compiles"] == 9 and seen["loop_busy_share"] == 0.8
+    wanted = {"workers": 0, "worker_batches": 0, "compiles": 4, "agree": {"utilisation": "loop_busy_share"}}
+    problems = grading.observation_problems(wanted, seen, {"utilisation": 0.93})
+    assert any(p.startswith("torch.compile compiled the step 9 times") for p in problems), problems
+    assert any(p.startswith("it reported utilisation=0.93, but the grader timed the training loop busy 80%")
+               for p in problems), problems
+    honest = grading.observation_problems(dict(wanted, compiles=9), seen, {"utilisation": 0.81})
+    assert honest == [], "a share within the slack of the one timed, and compilations within the bound"
