@@ -43,7 +43,8 @@ def grade(number: str) -> dict:
     done = subprocess.run([sys.executable, "-m", "scenarios", "check", number, str(fixed), "--json"], cwd=REPO,
                           capture_output=True, text=True)
     answer = json.loads(done.stdout)
-    return {"state": answer["state"], "observed": (answer.get("result") or {}).get("observed") or {}}
+    return {"state": answer["state"], "observed": (answer.get("result") or {}).get("observed") or {},
+            "said": (answer.get("problems") or [""])[0]}
 
 
 def sigmas(values: list[float], bound: float, side: str) -> str:
@@ -66,6 +67,9 @@ def main(args):
         runs = [grade(scenario.number) for _ in range(rounds)]
         passed = sum(r["state"] == "passed" for r in runs)
         print(f"{scenario.number}: fixed.py passed {passed} of {rounds}", flush=True)
+        for run in runs:
+            if run["state"] != "passed":
+                print(f"  {run['state']}: {run['said'][:300]}", flush=True)
         for key in keys:
             values = [v for v in (seen_figure(key, r["observed"]) for r in runs) if v is not None]
             side, bound = FIGURES[key], observe[key]
