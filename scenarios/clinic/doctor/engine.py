@@ -83,7 +83,16 @@ def run_checks(examined: Examined, probe: ProbeResult | None, checks=CHECKS) -> 
         if from_error and from_error[0] is check:
             mine.append(from_error[1])
         return getattr(check, "merge", merge_same)(mine, probe)
-    return ordered([finding for check in checks for finding in guarded(check, of)])
+    return ordered(explained([finding for check in checks for finding in guarded(check, of)], checks))
+
+
+def explained(findings: list[Finding], checks) -> list[Finding]:
+    """Without the findings a risk's check says it explains (EXPLAINS: (scenario, name) pairs): a hang
+    the probe met is 01's "hang" unless 23's pool or 33's dropped batch is why the workers wait; a
+    worker's error is 02's unless every worker reads through one open handle (11)."""
+    explains = {c.SCENARIO: set(getattr(c, "EXPLAINS", ())) for c in checks}
+    gone = {pair for f in findings if f.level == "risk" for pair in explains.get(f.scenario, ())}
+    return [f for f in findings if (f.scenario, f.check) not in gone]
 
 
 def guarded(check, part) -> list[Finding]:

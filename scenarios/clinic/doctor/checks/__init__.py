@@ -30,6 +30,8 @@ CONTRACT = {
                         "whoever started the process (explain; optional)"),
     "WINS_OVER": ("data", '("06",): the scenarios whose ERRORS a text matching its own ERRORS must not reach; "*": '
                           "every check that does not say \"*\" itself (the error table's order; optional)"),
+    "EXPLAINS": ("data", '[("01", "hang")]: the (scenario, finding name) pairs its risk, where it makes one, is the '
+                         "cause of: the doctor leaves those out beside it (engine.explained; optional)"),
     "LIKELY": ("data", "[(regex, finding name, why)]: texts whose mechanism, and so its lesson, is the same whoever "
                        "started the process: explain names them at *likely* wherever they appear (optional)"),
     "ASK": ("data", "[(regex, question)]: texts of its ERRORS that other lessons' failures print too: explain names "

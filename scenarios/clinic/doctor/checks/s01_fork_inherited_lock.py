@@ -6,7 +6,7 @@ from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.evidence import stage_text, worker_frames
 from scenarios.clinic.doctor.findings import finder
 from scenarios.clinic.doctor.job import stuck_workers, waits_for_data
-from scenarios.clinic.doctor.stacks import frames
+from scenarios.clinic.doctor.stacks import frames, main_thread_state, processes
 from scenarios.clinic.paths import shown
 
 SCENARIO = "01"
@@ -94,6 +94,11 @@ def measured(examined, probe):
     workers = examined.workers
     pids = (probe.first(events.WORKERS_STARTED) or {}).get("pids", [])
     where = worker_frames(probe.stacks, pids) if workers else ""
+    states = [main_thread_state(block) for pid, block in processes(probe.stacks) if not pids or pid in pids]
+    if workers and states and all(state == "active" for state in states):
+        # every worker computing when the probe stopped: a slow batch (a huge collate), not a wait
+        return [_found("note", "hang", f"no batch in {probe.stall_s:.1f} s while {stage_text(probe.stage, workers)}, "
+                       f"every worker computing: slow, not stuck ({where})", details=probe.stacks)]
     return [_found("risk", "hang",
                    f"no progress for {probe.stall_s:.1f} s while {stage_text(probe.stage, workers)} "
                    f"({len(probe.all('batch'))} batch(es) before it): the probe was stopped there"

@@ -1,4 +1,5 @@
 """14 · persistent workers keep the dataset copy they started with."""
+import re
 from multiprocessing.sharedctypes import SynchronizedBase
 
 from scenarios.clinic.doctor.findings import finder
@@ -20,6 +21,9 @@ ERRORS = [(r"persistent_workers option needs num_workers > 0", "persistent-needs
 HEALTHY = ("read from the source and the setup, no chance in it: 0 in 360 runs of the 30 well-built public "
            "loaders")
 _found = finder(SCENARIO, FIXES)
+# An epoch the training process counts (epoch, _epoch, cur_epoch, epoch_idx), not a setting that has
+# "epoch" in its name (epoch_length, samples_per_epoch, num_epochs: unet3d's, a false risk once).
+_EPOCH_COUNTER = re.compile(r"_*(?:current_|cur_|last_)?epoch(?:_?(?:idx|index|num|no|id|counter))?")
 
 
 def _shared(value, depth: int = 2) -> bool:
@@ -36,7 +40,7 @@ def static(examined):
     if not (examined.workers and examined.setup.persistent_workers):
         return []
     dataset = examined.loader.dataset
-    state = {n: v for n, v in getattr(dataset, "__dict__", {}).items() if "epoch" in n.lower()}
+    state = {n: v for n, v in getattr(dataset, "__dict__", {}).items() if _EPOCH_COUNTER.fullmatch(n.lower())}
     if state and all(_shared(v) for v in state.values()):
         return []   # the epoch lives in shared memory: set_epoch reaches the persistent workers
     named = [f"dataset.{n}" for n, v in state.items() if not _shared(v)]

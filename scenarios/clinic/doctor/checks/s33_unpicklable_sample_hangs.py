@@ -31,6 +31,8 @@ HEALTHY = ("unpicklable-sample: a traceback through Queue._feed in the probe's o
            "batches pickle never prints; no chance in it. lost-batch (doctor --pid): 0 of 150 examinations of the "
            "5 healthy jobs of tests/jobs/false_alarms.py (30 rounds of 2 s each); too few to show 1 in 1000, but in "
            "a healthy loader the awaited batch is always being made or on its way, so no worker sits idle all window")
+# A hang the probe meets after a batch was dropped is this wait, not a lock's (01's "hang").
+EXPLAINS = [("01", "hang")]
 _found = finder(SCENARIO, FIXES)
 _ERROR_LINE = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception)\b.*")
 _WAITING = re.compile(r"[(/](?:queues|connection|selectors|threading)\.py:\d+\)")
