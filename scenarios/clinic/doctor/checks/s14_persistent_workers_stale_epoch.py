@@ -40,10 +40,10 @@ def static(examined):
     if not (examined.workers and examined.setup.persistent_workers):
         return []
     dataset = examined.loader.dataset
-    state = {n: v for n, v in getattr(dataset, "__dict__", {}).items() if _EPOCH_COUNTER.fullmatch(n.lower())}
-    if state and all(_shared(v) for v in state.values()):
-        return []   # the epoch lives in shared memory: set_epoch reaches the persistent workers
-    named = [f"dataset.{n}" for n, v in state.items() if not _shared(v)]
+    epochs = {n: v for n, v in getattr(dataset, "__dict__", {}).items() if "epoch" in n.lower()}
+    if epochs and all(_shared(v) for v in epochs.values()):
+        return []   # the epoch lives in shared memory (timm's shared_epoch): set_epoch reaches the persistent workers
+    named = [f"dataset.{n}" for n, v in epochs.items() if _EPOCH_COUNTER.fullmatch(n.lower()) and not _shared(v)]
     named += [f"dataset.{n}()" for n in dir(type(dataset))
               if n.startswith("set_") and "epoch" in n and callable(getattr(type(dataset), n))]
     named += [f"dataset.{n}() (writes {', '.join('dataset.' + a for a in written)})"
