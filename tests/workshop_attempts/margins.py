@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from scenarios.clinic.run.declarations import discover  # noqa: E402  (after sys.path names the repository)
+from scenarios.clinic.workshop.worker_records import worker_figures  # noqa: E402
 
 # observe key -> (the figure the hook reports, "min" or "max" bound)
 FIGURES = {"worker_share": "min", "worker_ms_per_batch": "min", "worker_wall_ms_per_batch": "min",
@@ -25,17 +26,9 @@ FIGURES = {"worker_share": "min", "worker_ms_per_batch": "min", "worker_wall_ms_
 
 
 def seen_figure(key: str, observed: dict):
-    """The figure a bound is judged on: the run's own, or for the per-worker ones the worst worker's."""
-    workers = [w for w in observed.get("workers", []) if w.get("batches", 0) > 1]
-    if key == "busy_threads":
-        return max((w.get("busy_threads", 0) for w in workers), default=None)
-    if key == "pool_threads":
-        return min((w.get("pool_threads", 0) for w in workers), default=None)
-    if key == "worker_net_kb_per_batch":
-        made = sum(w.get("batches", 0) for w in observed.get("workers", []))
-        got = sum(w.get("socket_bytes", 0) for w in observed.get("workers", []))
-        return round(got / 1024 / made, 2) if made else None
-    return observed.get(key)
+    """The figure a bound is judged on: the run's own, or the one the grader reads from the workers' records."""
+    per_worker = worker_figures(observed)
+    return per_worker[key] if key in per_worker else observed.get(key)
 
 
 def grade(number: str) -> dict:

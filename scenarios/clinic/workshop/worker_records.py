@@ -14,6 +14,17 @@ def _made_batches(seen: dict) -> list[dict]:
     return [w for w in seen.get("workers", []) if w.get("batches", 0) > 1]
 
 
+def worker_figures(seen: dict) -> dict:
+    """The figures these checks judge, from the workers' records: the most busy threads of a worker
+    that made batches, the fewest pool threads, and the KB the workers' sockets received per batch
+    (None where no worker made one)."""
+    workers, made = _made_batches(seen), sum(w.get("batches", 0) for w in seen.get("workers", []))
+    received = sum(w.get("socket_bytes", 0) for w in seen.get("workers", []))
+    return {"busy_threads": max((w.get("busy_threads", 0) for w in workers), default=None),
+            "pool_threads": min((w.get("pool_threads", 0) for w in workers), default=None),
+            "worker_net_kb_per_batch": received / 1024 / made if made else None}
+
+
 def thread_problems(wanted: dict, seen: dict) -> list[str]:
     """`busy_threads` (the most a worker may keep busy) and `pool_threads` (the fewest threads of a pool
     besides the worker loop's own, each with a quarter as much CPU as the busiest of them)."""
@@ -40,12 +51,8 @@ def thread_problems(wanted: dict, seen: dict) -> list[str]:
 
 def socket_problems(wanted: dict, seen: dict) -> list[str]:
     """`worker_net_kb_per_batch`: the bytes the workers' sockets received per batch they made."""
-    least = wanted.get("worker_net_kb_per_batch")
-    made = sum(w.get("batches", 0) for w in seen.get("workers", []))
-    if least is None or not made:
-        return []
-    received = sum(w.get("socket_bytes", 0) for w in seen.get("workers", [])) / 1024 / made
-    if received >= least:
+    least, received = wanted.get("worker_net_kb_per_batch"), worker_figures(seen)["worker_net_kb_per_batch"]
+    if least is None or received is None or received >= least:
         return []
     return [f"the DataLoader workers' sockets received {received:.3g} KB per batch, under the {least:g} KB a "
             "batch's remote reads bring: the remote reads happened somewhere else than in the workers "
