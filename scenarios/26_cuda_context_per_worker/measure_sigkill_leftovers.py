@@ -4,8 +4,9 @@
 
 A trainer with 2 spawn workers that hold a CUDA context is killed with SIGKILL after its first
 batch (as the OOM killer or a scheduler does); 10 s later: which of its workers still live, and
-the GPU memory they hold.  Once as broken.py's workers are, once with scenario 20's fix
-(fixes/worker_lifetime.py's DieWithTrainer).  The leftovers are killed at the end.
+the GPU memory they hold.  Two trainers side by side: one whose workers are broken.py's, one
+with scenario 20's fix (fixes/worker_lifetime.py's DieWithTrainer).  The leftovers are killed
+at the end.
 """
 import os
 import signal
@@ -55,11 +56,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def one_run(with_fix: bool, folder: str) -> tuple[int, int, int, float]:
+def start(with_fix: bool, folder: str) -> tuple[subprocess.Popen, str]:
     ready = os.path.join(folder, f"ready-{with_fix}")
     # Output to a file, not a pipe: the workers would hold a pipe open after the trainer's death.
     with open(os.path.join(folder, f"trainer-{with_fix}.log"), "w") as log:
         job = subprocess.Popen([sys.executable, __file__, "trainer", ready, str(with_fix)], stdout=log, stderr=log)
+    return job, ready
+
+
+def killed(job: subprocess.Popen, ready: str) -> list[int]:
+    """SIGKILL the trainer once its workers delivered a batch; their PIDs."""
     deadline = time.monotonic() + 60
     while not os.path.exists(ready) and job.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -67,7 +73,12 @@ def one_run(with_fix: bool, folder: str) -> tuple[int, int, int, float]:
     workers = [int(p) for p in Path(ready).read_text().split()] if os.path.exists(ready) else []
     job.send_signal(signal.SIGKILL)
     job.wait()
-    time.sleep(WAIT_S)
+    return workers
+
+
+def census(workers: list[int]) -> tuple[int, int, int, float]:
+    """Of these workers: how many, how many live, how many hold a CUDA context, their MiB; the
+    live ones are killed after."""
     left = [pid for pid in workers if _alive(pid)]
     holding, memory = context_census(left)
     for pid in left:
@@ -81,9 +92,14 @@ def one_run(with_fix: bool, folder: str) -> tuple[int, int, int, float]:
 def main():
     if problem := cuda_problem_here():
         cannot_run(problem)
+    runs = (False, "without_fix"), (True, "with_fix")
     with tempfile.TemporaryDirectory() as folder:
-        for with_fix, name in ((False, "without_fix"), (True, "with_fix")):
-            started, left, holding, memory = one_run(with_fix, folder)
+        # Both trainers at once: each census counts its own workers' PIDs, and one wait serves both.
+        jobs = [start(with_fix, folder) for with_fix, _ in runs]
+        workers = [killed(*job) for job in jobs]
+        time.sleep(WAIT_S)
+        for (_, name), pids in zip(runs, workers):
+            started, left, holding, memory = census(pids)
             print(f"metric {name}_workers_left={left}")
             print(f"metric {name}_left_holding_cuda={holding}")
             print(f"metric {name}_left_gpu_mib={memory:.0f}")

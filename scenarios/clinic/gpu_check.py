@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import os
 import shutil
@@ -31,7 +32,9 @@ from scenarios.clinic.run.runner import OBSERVE_FIXED_ENV, RESULTS_ENV
 from scenarios.host import EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK, cuda_problem
 
 BUDGET_S = 300
-TESTS_SHARE_S = 100      # kept for the tests: the H200 ran every variant of 25-28 in 151 s, their tests in 142
+# Kept for the tests, which read the variants' runs and run the doctor's CUDA cases (in 4 pytest
+# workers where pytest-xdist is installed).  A cold H200 ran every variant of 25-28 in about 200 s.
+TESTS_SHARE_S = 60
 STOP_GRACE_S = 20        # after SIGTERM the runner ends and reaps the variant in progress
 
 
@@ -107,7 +110,8 @@ def check(budget_s: float) -> int:
     status, reports = _runs(list(scenarios), env, budget_s - TESTS_SHARE_S, folder)
     tests = [f"tests/test_scenario_{n}.py" for n in scenarios if (REPO_ROOT / f"tests/test_scenario_{n}.py").is_file()]
     left = budget_s - (time.monotonic() - started)
-    tested = bounded([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:randomly", "--full", *tests],
+    workers = ["-n", "4"] if importlib.util.find_spec("xdist") else []
+    tested = bounded([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:randomly", "--full", *workers, *tests],
                      env, left, folder / "pytest.txt")
     machine = measured.this_machine(torch_version())
     (folder / "machine.json").write_text(json.dumps(dataclasses.asdict(machine), indent=1))
