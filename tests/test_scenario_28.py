@@ -44,7 +44,7 @@ def test_the_workers_deliver_a_batch_within_the_share_of_a_step_and_one_fewer_wo
     for batch_ms, step_ms in ((23.4, 7.8), (31.0, 7.8), (180.0, 40.0), (18.0, 6.0)):
         workers = photos.workers_needed(batch_ms, step_ms)
         assert batch_ms / workers <= photos.WORKER_SHARE * step_ms < batch_ms / (workers - 1)
-    assert photos.workers_needed(23.4, 7.8) == math.ceil(23.4 / (0.6 * 7.8)) == 5
+    assert photos.workers_needed(23.4, 7.8) == math.ceil(23.4 / (0.5 * 7.8)) == 6
 
 
 def test_too_few_cores_for_the_workers_is_said_with_the_counts():

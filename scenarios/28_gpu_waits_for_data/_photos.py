@@ -21,7 +21,9 @@ from PIL import Image
 OUT, BATCH, PHOTOS = 96, 64, 8  # the augmented crop's side, samples per batch, distinct files
 SIDES = (96, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 2048, 3072)
 LOAD_TO_STEP = 3.0  # a batch costs at least 3 steps: 1/3 of the bound without workers, declared <= 0.5
-WORKER_SHARE = 0.6  # workers running side by side are slower than one alone (shared caches, clocks)
+# Workers side by side are slower than one alone (shared caches, clocks), and a lent H200's cores
+# built the same batch in 32 to 75 ms from run to run: a batch every half step leaves that margin.
+WORKER_SHARE = 0.5
 SPARE_CORES = 2     # the training process (it launches the kernels) and its pin-memory thread
 
 
@@ -41,19 +43,26 @@ def encoded_photos(side: int, count: int = PHOTOS) -> list[bytes]:
     return files
 
 
-def batch_ms(dataset, batches: int = 3) -> float:
-    """Milliseconds to build one batch in this process, as a loader without workers does (the
-    median of `batches`, after one untimed batch that pays the imports and first allocations)."""
+def batch_ms(dataset, batches: int = 5) -> float:
+    """Milliseconds to build one batch in this process as a worker does (one torch thread), as a
+    loader without workers does: the fastest of `batches`, after one untimed batch that pays the
+    imports and first allocations.  The fastest, since a busy moment only adds to a batch's cost."""
+    import torch
     from torch.utils.data import DataLoader
 
-    loader = iter(DataLoader(dataset, batch_size=BATCH, num_workers=0))
-    next(loader)
-    times = []
-    for _ in range(batches):
-        started = time.perf_counter()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        loader = iter(DataLoader(dataset, batch_size=BATCH, num_workers=0))
         next(loader)
-        times.append(1000 * (time.perf_counter() - started))
-    return sorted(times)[len(times) // 2]
+        times = []
+        for _ in range(batches):
+            started = time.perf_counter()
+            next(loader)
+            times.append(1000 * (time.perf_counter() - started))
+    finally:
+        torch.set_num_threads(threads)
+    return min(times)
 
 
 def chosen_side(step_ms: float, batch_ms_at: Callable[[int], float]) -> tuple[int, float] | None:
