@@ -89,7 +89,8 @@ def run_checks(examined: Examined, probe: ProbeResult | None, checks=CHECKS) -> 
 def explained(findings: list[Finding], checks) -> list[Finding]:
     """Without the findings a risk's check says it explains (EXPLAINS: (scenario, name) pairs): a hang
     the probe met is 01's "hang" unless 23's pool or 33's dropped batch is why the workers wait; a
-    worker's error is 02's unless every worker reads through one open handle (11)."""
+    worker's error is 02's unless every worker reads through one open handle (11); in a running job, a
+    rank that waits for a batch because a worker is stuck (31) is not 07's slow loading."""
     explains = {c.SCENARIO: set(getattr(c, "EXPLAINS", ())) for c in checks}
     gone = {pair for f in findings if f.level == "risk" for pair in explains.get(f.scenario, ())}
     return [f for f in findings if (f.scenario, f.check) not in gone]
@@ -220,7 +221,7 @@ def examine_running(pid: int, seconds: float = 6.0, only=None) -> Findings:
     found, statuses, headers = [], [], []
     for trainer, why in chosen:
         job = read_job(pid, seconds, trainer_pid=trainer)
-        mine = [f for c in checks for f in guarded(c, lambda check, job=job: check.running(job))]
+        mine = explained([f for c in checks for f in guarded(c, lambda check, job=job: check.running(job))], checks)
         for finding in mine if len(chosen) > 1 else []:
             finding.evidence = f"process {trainer}: {finding.evidence}"
         found += mine

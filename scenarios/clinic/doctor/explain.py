@@ -40,6 +40,7 @@ PREFIXES = [
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:", r"[EWI]\d{4}\s[\d:.]+\s+\d+\s[\w.]+:\d+\]\s",  # logging, glog
 ]
 WRAPPING = re.compile("|".join(f"(?:{p})" for p in PREFIXES))
+RANK_PREFIX = re.compile("|".join(f"(?:{p})" for p in PREFIXES[:2]))   # the marks launchers put before a rank's line
 # Where a traceback shows that the DataLoader was involved: its source, its workers, its messages.
 THROUGH_DATALOADER = re.compile(r"torch[/\\]utils[/\\]data[/\\]|torchdata[/\\]|DataLoader|_worker_loop"
                                 r"|in DataLoader worker process|dataloader worker|[Ww]orker \(?pid")
@@ -252,9 +253,19 @@ def _outranked(findings: list[Finding], warnings: set[int]) -> list[Finding]:
     return [f for f in findings if not (id(f) in warnings and f.scenario in beaten)]
 
 
+def _in_a_rank(text: str) -> list[tuple[int, Finding, bool]]:
+    """A check's IN_A_RANK texts on lines that a launcher marked with a rank (before unwrap takes the mark off)."""
+    texts = [(pattern, check, name, why)
+             for check in checks.CHECKS for pattern, name, why in getattr(check, "IN_A_RANK", ())]
+    return [(index, _finding(check, name, line.strip()[:300], LIKELY, why), False)
+            for index, line in enumerate(text.replace("\r\n", "\n").split("\n")) if RANK_PREFIX.match(line)
+            for pattern, check, name, why in texts if re.search(pattern, line)]
+
+
 def explain_text(text: str) -> list[Finding]:
     findings, seen, lines, warnings, fatal = [], set(), unwrap(text), set(), False
-    for _, finding, warned in _hits(lines) + [(len(lines), f, False) for f in printed_findings(lines)]:
+    hits = sorted(_hits(lines) + _in_a_rank(text), key=lambda hit: hit[0])
+    for _, finding, warned in hits + [(len(lines), f, False) for f in printed_findings(lines)]:
         if _consequence(finding, warned, findings, fatal):
             continue
         if (finding.scenario, finding.check) not in seen:

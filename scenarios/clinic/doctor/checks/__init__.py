@@ -34,6 +34,8 @@ CONTRACT = {
                          "cause of: the doctor leaves those out beside it (engine.explained; optional)"),
     "LIKELY": ("data", "[(regex, finding name, why)]: texts whose mechanism, and so its lesson, is the same whoever "
                        "started the process: explain names them at *likely* wherever they appear (optional)"),
+    "IN_A_RANK": ("data", "[(regex, finding name, why)]: texts that, printed by one rank of a multi-rank job (a "
+                          "launcher's [rankN]: before them), are its lesson: explain names them *likely* (optional)"),
     "ASK": ("data", "[(regex, question)]: texts of its ERRORS that other lessons' failures print too: explain names "
                     "them at *possible*, with the question that decides (optional)"),
     "HEALTHY": ("data", "how often a healthy loader trips each of its rules, measured (tests/loaders/false_alarms.py, "

@@ -16,6 +16,14 @@ HEALTHY = ("rank-waits-for-its-loader: read through job.stuck_workers, the readi
            "examinations of two healthy jobs, 01's HEALTHY), with one stuck worker enough where 01 wants them all; "
            "0 of 80 examinations (2 s each) of tests/jobs/even_ranks.py, a healthy 2-rank DDP job; too few to show "
            "1 in 1000")
+# The rank waits for its batch because a worker is stuck, not because loading is slow: 07's advice (more
+# workers) was a false risk on tests/jobs/stalled_rank.py, whose stuck rank already has 2.
+EXPLAINS = [("07", "loading-waits")]
+# One rank's loader timing out while the job's other ranks wait for it: what fixed.py's stuck rank prints.
+# Alone, "DataLoader timed out" is 01's; printed under a rank's prefix, the other ranks' collective errors
+# (a timeout, "Connection closed by peer") are its consequence and 31 is the lesson.
+IN_A_RANK = [(r"DataLoader timed out after", "rank-waits-for-its-loader",
+              "a rank's own loader timed out: the job's other ranks wait for it in a collective")]
 _found = finder(SCENARIO, FIXES)
 
 
