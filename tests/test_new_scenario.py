@@ -90,6 +90,16 @@ def test_a_new_scenario_is_found_everywhere_and_edits_nothing_else(tmp_path):
     assert all(any(fnmatch.fnmatch(name, allowed) for allowed in skeleton.may_change(FOLDER)) for name in changed)
     assert changed - set(skeleton.paths(FOLDER)) <= {"README.md", "scenarios/WORKSHOP.md"}, changed
 
+    # A message of a library only it is about goes in its own folder's catalogue part, no shared file.
+    part = copy / "scenarios" / FOLDER / "catalogue.txt"
+    part.write_text("== json decoder.py\n99 ctx  Expecting value\n")
+    read = _cli(copy, "-c", "from scenarios.clinic.doctor import catalogue; "
+                "print([(e.package, e.scenario, e.text) for e in catalogue.entries() if e.scenario == '99'])",
+                module=None)
+    assert read.stdout.strip() == "[('json', '99', 'Expecting value')]", read.stderr
+    assert any(fnmatch.fnmatch(str(part.relative_to(copy)), allowed) for allowed in skeleton.may_change(FOLDER))
+    part.unlink()
+
     # make test fails on it, naming what is left to write; its own test and the layout's alike.
     tests = _cli(copy, "-p", "no:randomly", "-p", "no:cacheprovider", "-q", "tests/test_scenario_99.py",
                  "tests/test_layout.py", "-k", "test_scenario_99_is_written or has_all_it_needs and 99_new_failure",

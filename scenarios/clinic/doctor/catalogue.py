@@ -19,6 +19,9 @@ import pathlib
 import re
 
 DATA = pathlib.Path(__file__).with_name("catalogue.txt")
+# A library's messages that one scenario alone is about sit in that scenario's folder, in DATA's format
+# (its reason keys included): a new scenario adds its own file, and edits no shared one.
+PARTS = "[0-9][0-9]_*/catalogue.txt"
 SCOPES = ("any", "ctx")   # any: counts wherever it appears; ctx: generic, counts in a DataLoader's context only
 PLACEHOLDER = re.compile(r"\{[^{}]*\}|%[-\d.]*[drsR]")
 
@@ -49,34 +52,41 @@ class Entry:
         return self.example or PLACEHOLDER.sub("0", self.text)
 
 
+def files() -> list[pathlib.Path]:
+    return [DATA, *sorted(DATA.parents[2].glob(PARTS))]
+
+
 @functools.cache
 def load() -> tuple[dict[str, str], tuple[Entry, ...]]:
-    """(reason key: its words, entries) from catalogue.txt."""
-    reasons, entries, package, path, read = {}, [], "", "", True
-    for number, line in enumerate(DATA.read_text(encoding="utf-8").splitlines(), 1):
-        line = line.rstrip()
-        if not line or line.startswith("#"):
-            continue
-        if line.startswith("reason "):
-            key, words = line[len("reason "):].split(":", 1)
-            reasons[key.strip()] = words.strip()
-        elif line.startswith("== "):
-            package, path, *rest = line[3:].split()
-            read = rest != ["unread"]
-            if rest and read:   # "== torch utils/data/datapipes family datapipes 138"
-                entries.append(Entry(package, path, rest[1], "", "", int(rest[2])))
-        else:
-            entries.append(dataclasses.replace(_entry(package, path, line, reasons, number), read=read))
+    """(reason key: its words, entries) from catalogue.txt, then each scenario's own part."""
+    reasons, entries = {}, []
+    for data in files():
+        package, path, read = "", "", True
+        for number, line in enumerate(data.read_text(encoding="utf-8").splitlines(), 1):
+            line = line.rstrip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith("reason "):
+                key, words = line[len("reason "):].split(":", 1)
+                reasons[key.strip()] = words.strip()
+            elif line.startswith("== "):
+                package, path, *rest = line[3:].split()
+                read = rest != ["unread"]
+                if rest and read:   # "== torch utils/data/datapipes family datapipes 138"
+                    entries.append(Entry(package, path, rest[1], "", "", int(rest[2])))
+            else:
+                where = f"{data.parent.name}/{data.name} line {number}"
+                entries.append(dataclasses.replace(_entry(package, path, line, reasons, where), read=read))
     return reasons, tuple(entries)
 
 
-def _entry(package: str, path: str, line: str, reasons: dict, number: int) -> Entry:
+def _entry(package: str, path: str, line: str, reasons: dict, where: str) -> Entry:
     verdict, rest = line.split(None, 1)
     scope = ""
     if verdict.isdigit():
         scope, rest = rest.split(None, 1)
     if not (verdict in reasons or (verdict.isdigit() and scope in SCOPES)):
-        raise ValueError(f"catalogue.txt line {number}: {verdict!r} {scope!r} is neither a scenario with a scope "
+        raise ValueError(f"{where}: {verdict!r} {scope!r} is neither a scenario with a scope "
                          f"{SCOPES} nor a reason key")
     text, _, example = rest.partition(" || ")
     return Entry(package, path, verdict, scope, text.strip(), example=example.strip())
