@@ -51,7 +51,7 @@ def _with_workers(examined, compare, batches):
     # Twice as slow: a busy machine leaves the workers and the loop about one core between them, so a
     # batch from a worker costs its making plus its passing; twice the making shows passing costs more
     # (at 1.2, one core kept busy tripped it on 2 of 15 healthy public loaders).  Still a rate: over
-    # 72 runs of the 24 well-built public loaders (tests/loaders/false_alarms.py) it tripped on none
+    # 72 runs of the first 24 public loaders kept (tests/loaders/false_alarms.py) it tripped on none
     # quiet and on 2 with one core kept busy, far above one in a thousand, so it is a general note,
     # shown with --all only, until a measure the machine's load cannot move replaces the rate.
     if not (steady and steady > alone * 2 and alone > 0.002):
