@@ -36,7 +36,7 @@ help:
 	@echo "                     and the notebooks; the Benchmarks block from the stored bench run"
 	@echo "  make gpu-check     on a CUDA GPU, in 5 minutes: every variant of the GPU scenarios and their tests, into one archive"
 	@echo "                     that make figures TAKE_IN=out/gpu-check/….tar.gz stores as their gpu runs"
-	@echo "  make tables        rewrite the READMEs' Measured blocks and the front page's and WORKSHOP.md's tables from the declarations"
+	@echo "  make tables        rewrite the READMEs' Measured blocks and the front page's and WORKSHOP.md's tables from the stored runs"
 	@echo "                     and the stored runs, scenarios/NN_*/measured/*.json (runs nothing)"
 	@echo "  make list          the scenarios, one line each"
 	@echo "  make new NN=34 SLUG=name   write a new scenario's skeleton (every file it adds; nothing else to edit)"

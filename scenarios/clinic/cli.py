@@ -30,10 +30,10 @@ class Command:
 COMMANDS = {
     "list": Command("scenarios.clinic.run.commands", "list the scenarios"),
     "run": Command("scenarios.clinic.run.commands", "run a scenario's variants and judge them"),
-    "figures": Command("scenarios.clinic.run.commands", "run every variant and rewrite the READMEs' Measured blocks, "
-                       "then the tables made from them"),
-    "tables": Command("scenarios.clinic.tables", "rewrite the front page's and WORKSHOP.md's generated tables from "
-                      "the declarations, fixes/ and the Measured blocks; runs nothing"),
+    "figures": Command("scenarios.clinic.run.commands", "run every variant, store the run as data (measured/cpu.json, "
+                       "gpu.json) and rewrite what is rendered from it"),
+    "tables": Command("scenarios.clinic.tables", "rewrite the READMEs' Measured blocks and the generated tables from "
+                      "the declarations, fixes/ and the stored runs (measured/*.json); runs nothing"),
     "doctor": Command("scenarios.clinic.doctor.commands", "what this machine can reproduce; with FILE.py:FUNCTION, "
                       "examine the DataLoader that function returns"),
     "explain": Command("scenarios.clinic.doctor.explain", "a log or traceback (FILE or standard input): each "
