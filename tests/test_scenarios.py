@@ -86,3 +86,21 @@ def test_every_fix_module_is_used_by_a_fixed_script():
     scripts = "\n".join(p.read_text() for p in (REPO_ROOT / "scenarios").glob("*/fixed*.py"))
     for module in (REPO_ROOT / "fixes").glob("[a-z]*.py"):
         assert re.search(rf"\bfixes\.{module.stem}\b", scripts), f"fixes/{module.name} is used by no fixed*.py"
+
+
+def test_a_variant_is_checked_when_its_declaration_is_read():
+    from scenarios.clinic.run.declarations import Expect, ScenarioError, Variant
+
+    read = Variant.read({"expect": "hang", "evidence": "^waiting", "metrics": {"x": {"max": 3}}}, "t.toml")
+    assert read.expect is Expect.HANG and dict(read) == {"expect": "hang", "evidence": "^waiting",
+                                                         "metrics": {"x": {"max": 3}}}
+    assert read.get("limit_s") is None and "metrics" in read
+    for spec, said in (({"expect": "crash"}, "expect = 'crash', not one of completed, error, hang, signal"),
+                       ({"expect": "error", "evidense": "x"}, "unknown keys ['evidense']"),
+                       ({"expect": "error", "evidence": "(unclosed"}, "is not a regular expression"),
+                       ({"expect": "error", "metrics": {"x": {"min": "3"}}}, "metrics.x = {'min': '3'}"),
+                       ({"expect": "error", "metrics": {"x": {"timing": True}}}, "a table of min and/or max"),
+                       ({"expect": "error", "limit_s": 0}, "limit_s = 0")):
+        with pytest.raises(ScenarioError, match=re.escape(said)) as raised:
+            Variant.read(spec, "scenarios/99_x/scenario.toml [variants.broken]")
+        assert str(raised.value).startswith("scenarios/99_x/scenario.toml [variants.broken]: ")

@@ -22,16 +22,28 @@ A variant runs the script of its name (`broken.py` for [variants.broken]).
 from __future__ import annotations
 
 import dataclasses
+import enum
 import multiprocessing
 import re
 import sys
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 
 from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
 from scenarios.host import user_namespaces_problem
 
-EXPECTED_OUTCOMES = ("completed", "error", "hang", "signal")
+
+
+class Expect(enum.StrEnum):
+    COMPLETED = "completed"
+    ERROR = "error"
+    HANG = "hang"
+    SIGNAL = "signal"
+
+
+EXPECTED_OUTCOMES = tuple(Expect)
+BOUND_KEYS = {"min", "max", "timing"}
 
 
 class ScenarioError(Exception):
@@ -46,6 +58,53 @@ class CannotRunHere(ScenarioError):
         self.why = why
 
 
+@dataclasses.dataclass(frozen=True)
+class Variant(Mapping):
+    """One [variants.NAME] table, checked when it is read.  A read-only mapping of the keys the table
+    set, as the runner, the judge and the grader read it."""
+    expect: Expect
+    evidence: str | None = None   # a regex one output line must match
+    metrics: dict = dataclasses.field(default_factory=dict)  # name -> {min, max, timing}
+    limit_s: float | None = None  # this variant's own limit
+
+    @classmethod
+    def read(cls, spec: dict, where: str) -> Variant:
+        if problem := _problem(spec, {field.name for field in dataclasses.fields(cls)}):
+            raise ScenarioError(f"{where}: {problem}")
+        return cls(Expect(spec["expect"]), spec.get("evidence"), spec.get("metrics", {}), spec.get("limit_s"))
+
+    def _set(self) -> dict:
+        return {name: value for name, value in dataclasses.asdict(self).items()
+                if value is not None and not (name == "metrics" and not value)}
+
+    def __getitem__(self, key):
+        return self._set()[key]
+
+    def __iter__(self):
+        return iter(self._set())
+
+    def __len__(self):
+        return len(self._set())
+
+
+def _problem(spec: dict, keys: set) -> str | None:
+    """What in a variant's table the runner cannot use, or None."""
+    if unknown := spec.keys() - keys:
+        return f"unknown keys {sorted(unknown)}"
+    if spec.get("expect") not in set(Expect):
+        return f"expect = {spec.get('expect')!r}, not one of {', '.join(Expect)}"
+    try:
+        re.compile(spec.get("evidence") or "")
+    except (re.error, TypeError) as err:
+        return f"evidence {spec['evidence']!r} is not a regular expression ({err})"
+    for name, bounds in spec.get("metrics", {}).items():
+        if not isinstance(bounds, dict) or not bounds.keys() <= BOUND_KEYS or not bounds.keys() & {"min", "max"} \
+                or not all(isinstance(bounds[k], int | float) for k in bounds.keys() & {"min", "max"}):
+            return f"metrics.{name} = {bounds!r}: a table of min and/or max (numbers), and timing = true or false"
+    limit = spec.get("limit_s")
+    return None if limit is None or (isinstance(limit, int | float) and limit > 0) else f"limit_s = {limit!r}"
+
+
 @dataclasses.dataclass
 class Scenario:
     number: str
@@ -54,7 +113,7 @@ class Scenario:
     title: str
     needs: list
     limit_s: float
-    variants: dict  # name -> declaration (expect, evidence, metrics, limit_s)
+    variants: dict  # name -> Variant
     exercise: dict = dataclasses.field(default_factory=dict)  # the [exercise] table (workshop/rules.py)
     symptoms: list = dataclasses.field(default_factory=list)  # [[symptoms]] rows: seen, cause (tables.py)
 
@@ -88,7 +147,8 @@ def discover() -> dict[str, Scenario]:
             title=spec["title"],
             needs=spec.get("needs", []),
             limit_s=float(spec.get("limit_s", 60)),
-            variants=spec["variants"],
+            variants={name: Variant.read(table, f"{declaration.relative_to(REPO_ROOT)} [variants.{name}]")
+                      for name, table in spec["variants"].items()},
             exercise=spec.get("exercise", {}),
             symptoms=spec.get("symptoms", []),
         )
