@@ -60,8 +60,8 @@ def _event(line: str, result: ProbeResult) -> dict | None:
     at = line.find(events.PREFIX)
     if at >= 0:
         try:
-            event = json.loads(line[at + len(events.PREFIX):])
-        except json.JSONDecodeError:
+            event = events.checked(json.loads(line[at + len(events.PREFIX):]))
+        except json.JSONDecodeError:  # a line the child could not finish (killed while it printed)
             event = None
         if event:
             result.events.append(event)

@@ -47,7 +47,7 @@ MAX_STREAM_BATCHES = 400   # an IterableDataset is read to its end where it is t
 
 
 def emit(event: str, **fields) -> None:
-    print(events.PREFIX + json.dumps({"event": events.known(event), **fields}, default=str), flush=True)
+    print(events.PREFIX + json.dumps(events.checked({"event": event, **fields}), default=str), flush=True)
 
 
 # ---------------------------------------------------------------- building loaders
