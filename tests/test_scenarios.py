@@ -89,10 +89,11 @@ def test_every_fix_module_is_used_by_a_fixed_script():
 
 
 def test_a_variant_is_checked_when_its_declaration_is_read():
-    from scenarios.clinic.run.declarations import Expect, ScenarioError, Variant
+    from scenarios.clinic.run.declarations import ScenarioError, Variant
+    from scenarios.clinic.run.result import Outcome
 
     read = Variant.read({"expect": "hang", "evidence": "^waiting", "metrics": {"x": {"max": 3}}}, "t.toml")
-    assert read.expect is Expect.HANG and dict(read) == {"expect": "hang", "evidence": "^waiting",
+    assert read.expect is Outcome.HANG and dict(read) == {"expect": "hang", "evidence": "^waiting",
                                                          "metrics": {"x": {"max": 3}}}
     assert read.get("limit_s") is None and "metrics" in read
     for spec, said in (({"expect": "crash"}, "expect = 'crash', not one of completed, error, hang, signal"),

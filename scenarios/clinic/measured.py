@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from scenarios.clinic import REPO_ROOT
+from scenarios.clinic.run.result import Outcome
 
 KINDS = ("cpu", "gpu")
 FOLDER = "measured"
@@ -47,7 +48,7 @@ class Machine:
 
 @dataclasses.dataclass(frozen=True)
 class VariantRun:
-    outcome: str
+    outcome: Outcome
     as_expected: bool
     seconds: float
     evidence: str
@@ -107,7 +108,7 @@ def from_report(report: dict, machine: Machine, source: str = Measured.source) -
         why = report["cannot_run"] if isinstance(report["cannot_run"], str) else next(
             run["evidence"] for run in report["variants"].values() if run["outcome"] == "cannot-run")
         return Measured(report["scenario"], machine, {}, cannot_run=why, source=source)
-    variants = {name: VariantRun(run["outcome"], bool(run["as_expected"]), round(run["seconds"], 2),
+    variants = {name: VariantRun(Outcome(run["outcome"]), bool(run["as_expected"]), round(run["seconds"], 2),
                                  run["evidence"] or "",
                                  {k: v for k, v in run["metrics"].items() if k != "seconds"},
                                  tuple(str(b) for b in run.get("breaches", ())))
@@ -127,7 +128,8 @@ def save(folder: Path, measured: Measured) -> Path:
 
 
 def _parsed(data: dict) -> Measured:
-    variants = {name: VariantRun(**{**run, "breaches": tuple(run.get("breaches", ()))})
+    variants = {name: VariantRun(**{**run, "outcome": Outcome(run["outcome"]),
+                                    "breaches": tuple(run.get("breaches", ()))})
                 for name, run in data["variants"].items()}
     return Measured(data["scenario"], Machine(**data["machine"]), variants, data.get("cannot_run"),
                     data.get("source", Measured.source))

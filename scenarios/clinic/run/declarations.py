@@ -22,7 +22,6 @@ A variant runs the script of its name (`broken.py` for [variants.broken]).
 from __future__ import annotations
 
 import dataclasses
-import enum
 import multiprocessing
 import re
 import sys
@@ -31,18 +30,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
+from scenarios.clinic.run.result import EXPECTABLE, Outcome
 from scenarios.host import user_namespaces_problem
 
 
 
-class Expect(enum.StrEnum):
-    COMPLETED = "completed"
-    ERROR = "error"
-    HANG = "hang"
-    SIGNAL = "signal"
-
-
-EXPECTED_OUTCOMES = tuple(Expect)
+EXPECTED_OUTCOMES = EXPECTABLE
 BOUND_KEYS = {"min", "max", "timing"}
 
 
@@ -62,7 +55,7 @@ class CannotRunHere(ScenarioError):
 class Variant(Mapping):
     """One [variants.NAME] table, checked when it is read.  A read-only mapping of the keys the table
     set, as the runner, the judge and the grader read it."""
-    expect: Expect
+    expect: Outcome               # one of EXPECTABLE
     evidence: str | None = None   # a regex one output line must match
     metrics: dict = dataclasses.field(default_factory=dict)  # name -> {min, max, timing}
     limit_s: float | None = None  # this variant's own limit
@@ -71,7 +64,7 @@ class Variant(Mapping):
     def read(cls, spec: dict, where: str) -> Variant:
         if problem := _problem(spec, {field.name for field in dataclasses.fields(cls)}):
             raise ScenarioError(f"{where}: {problem}")
-        return cls(Expect(spec["expect"]), spec.get("evidence"), spec.get("metrics", {}), spec.get("limit_s"))
+        return cls(Outcome(spec["expect"]), spec.get("evidence"), spec.get("metrics", {}), spec.get("limit_s"))
 
     def _set(self) -> dict:
         return {name: value for name, value in dataclasses.asdict(self).items()
@@ -91,8 +84,8 @@ def _problem(spec: dict, keys: set) -> str | None:
     """What in a variant's table the runner cannot use, or None."""
     if unknown := spec.keys() - keys:
         return f"unknown keys {sorted(unknown)}"
-    if spec.get("expect") not in set(Expect):
-        return f"expect = {spec.get('expect')!r}, not one of {', '.join(Expect)}"
+    if spec.get("expect") not in set(EXPECTABLE):
+        return f"expect = {spec.get('expect')!r}, not one of {', '.join(EXPECTABLE)}"
     try:
         re.compile(spec.get("evidence") or "")
     except (re.error, TypeError) as err:

@@ -5,6 +5,7 @@ import dataclasses
 import enum
 import re
 
+from scenarios.clinic.run.result import Outcome
 from scenarios.host import EXIT_CANNOT_RUN
 from scenarios.instruments import BUSY_SHARE
 
@@ -18,16 +19,16 @@ WATCHDOG_LINE = re.compile(r"^Timeout \(\d+:\d\d:\d\d\)!")
 ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception|Interrupt|Exit)\b.*")
 
 
-def classify(exit_status: int, timed_out: bool, lines: list[str]) -> str:
+def classify(exit_status: int, timed_out: bool, lines: list[str]) -> Outcome:
     if timed_out or any(WATCHDOG_LINE.match(line) for line in lines):
-        return "hang"
+        return Outcome.HANG
     if exit_status == 0:
-        return "completed"
+        return Outcome.COMPLETED
     if exit_status == EXIT_CANNOT_RUN:
-        return "cannot-run"
+        return Outcome.CANNOT_RUN
     if exit_status < 0:
-        return "signal"
-    return "error"
+        return Outcome.SIGNAL
+    return Outcome.ERROR
 
 
 def script_metrics(lines: list[str]) -> dict:

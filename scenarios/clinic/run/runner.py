@@ -11,17 +11,7 @@ against the scenario's declaration (declarations.py, judge.py).
 A script reports a figure by printing a line `metric NAME=VALUE`; the runner adds
 figures of its own from the memory samples (`sampled_*`).
 
-A variant's result (run_variant) is one dict, the shape every reader relies on:
-  outcome      completed | error | hang | signal | cannot-run (judge.classify); compared with `expect`
-  exit_code    the script's status; negative: the signal that ended it (signal: its name)
-  seconds, limit_s, evidence (the output line that shows the declared pattern)
-  metrics      the script's `metric` lines, then seconds, cpu_s and the sampled_* figures
-  output       every line (cut in the middle past OUTPUT_KEPT_LINES); output_tail: the last 200
-  memory       the samples; stacks: where it was stuck when its limit ended it
-  leaked_shm_files, surviving_processes, worker_processes_seen: what the clean-up found
-  observed     an attempt, or a graded fixed run: what the hook saw inside PyTorch (observe.py)
-  breaches, as_expected   the judgement against the declaration; unjudged: timing bounds left
-               unjudged because the machine kept the run off the CPU (judge.BUSY_SHARE)
+A variant's result (run_variant) is one dict, the shape every reader relies on: result.VariantResult.
 run_scenario returns {scenario, slug, title, python, torch, reproduced, fixed, cannot_run,
 variants: {name: result}}.
 
@@ -46,6 +36,7 @@ from scenarios.clinic.run.observe import hook_env
 from scenarios.clinic.run.declarations import CannotRunHere, Scenario, ScenarioError, get_scenario, missing_needs
 from scenarios.clinic.run.report import LiveStatus, verdict  # noqa: F401  (notebooks import verdict from here)
 from scenarios.clinic.run.report import torch_version
+from scenarios.clinic.run.result import VariantResult
 from scenarios.clinic.run.sampling import SAMPLE_EVERY_S, MemorySeries
 from scenarios.clinic.run.supervise import Supervised, remove_leaked_shm, shm_names
 
@@ -56,7 +47,7 @@ OUTPUT_KEPT_LINES = 20_000   # what a result keeps for tests and notebooks: ever
 
 
 def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None = None,
-                env: dict[str, str] | None = None, observe: bool = False) -> dict:
+                env: dict[str, str] | None = None, observe: bool = False) -> VariantResult:
     """Run one variant to its end or its limit and return what was observed.
 
     `script`: run this file instead of the variant's own (a workshop attempt), under the
@@ -107,7 +98,7 @@ def _watch(run: Supervised, started: float, limit_s: float, memory: MemorySeries
 
 
 def _result(run: Supervised, spec: dict, timed_out: bool, seconds: float, memory: MemorySeries) -> dict:
-    """The result's shape (the module's docstring), from what the runner saw."""
+    """The result (result.VariantResult) from what the runner saw; run_variant adds the rest."""
     exit_status = run.exit_status()
     exit_status = -signal.SIGKILL if exit_status is None else exit_status
     lines = run.lines
