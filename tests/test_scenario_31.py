@@ -97,14 +97,16 @@ def test_the_doctor_names_the_stuck_rank_and_the_rank_waiting_for_it():
     assert not [p for p in psutil.process_iter(["cmdline"]) if "stalled_rank.py" in " ".join(p.info["cmdline"] or [])]
 
 
-_RANK_WAITS = """Process 10: python -u train.py
-Thread 10 (idle): "MainThread"
-    select (selectors.py:415)
+# A queue's get as py-spy dumps it, innermost first: the rank waiting for a batch, an idle worker for an index.
+_IN_QUEUE_GET = """    select (selectors.py:415)
     wait (multiprocessing/connection.py:1136)
     Connection._poll (multiprocessing/connection.py:440)
     _ConnectionBase.poll (multiprocessing/connection.py:257)
     Queue.get (multiprocessing/queues.py:113)
-    _try_get_data (torch/utils/data/dataloader.py:1275)
+"""
+_RANK_WAITS = f"""Process 10: python -u train.py
+Thread 10 (idle): "MainThread"
+{_IN_QUEUE_GET}    _try_get_data (torch/utils/data/dataloader.py:1275)
     _next_data (torch/utils/data/dataloader.py:1450)
     train (train.py:48)
 """
@@ -116,14 +118,9 @@ Thread 11 (idle): "MainThread"
     fetch (torch/utils/data/_utils/fetch.py:52)
     _worker_loop (torch/utils/data/_utils/worker.py:349)
 """
-_IDLE_WORKER = """Process 12: python -u train.py
+_IDLE_WORKER = f"""Process 12: python -u train.py
 Thread 12 (idle): "MainThread"
-    select (selectors.py:415)
-    wait (multiprocessing/connection.py:1136)
-    Connection._poll (multiprocessing/connection.py:440)
-    _ConnectionBase.poll (multiprocessing/connection.py:257)
-    Queue.get (multiprocessing/queues.py:113)
-    _worker_loop (torch/utils/data/_utils/worker.py:330)
+{_IN_QUEUE_GET}    _worker_loop (torch/utils/data/_utils/worker.py:330)
 """
 
 
