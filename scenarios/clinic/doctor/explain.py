@@ -24,7 +24,7 @@ import sys
 
 from scenarios.clinic.doctor import catalogue
 from scenarios.clinic.doctor import checks
-from scenarios.clinic.doctor.checks import error_table, log_texts
+from scenarios.clinic.doctor.checks import error_table, log_texts, rank_texts
 from scenarios.clinic.doctor.findings import Finding, readable
 from scenarios.clinic.doctor.printed import printed_findings
 from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
@@ -255,11 +255,9 @@ def _outranked(findings: list[Finding], warnings: set[int]) -> list[Finding]:
 
 def _in_a_rank(text: str) -> list[tuple[int, Finding, bool]]:
     """A check's IN_A_RANK texts on lines that a launcher marked with a rank (before unwrap takes the mark off)."""
-    texts = [(pattern, check, name, why)
-             for check in checks.CHECKS for pattern, name, why in getattr(check, "IN_A_RANK", ())]
     return [(index, _finding(check, name, line.strip()[:300], LIKELY, why), False)
             for index, line in enumerate(text.replace("\r\n", "\n").split("\n")) if RANK_PREFIX.match(line)
-            for pattern, check, name, why in texts if re.search(pattern, line)]
+            for pattern, check, name, why in rank_texts() if re.search(pattern, line)]
 
 
 def explain_text(text: str) -> list[Finding]:

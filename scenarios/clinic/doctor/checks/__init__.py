@@ -148,6 +148,12 @@ def log_texts() -> list[tuple[str, object, str]]:
     return [(pattern, check, name) for check in _checks() for pattern, name in getattr(check, "LOG_TEXTS", ())]
 
 
+def rank_texts() -> list[tuple[str, object, str, str]]:
+    """(pattern, check module, finding name, why): texts a check names where one rank of a job printed them."""
+    return [(pattern, check, name, why)
+            for check in _checks() for pattern, name, why in getattr(check, "IN_A_RANK", ())]
+
+
 def error_table() -> list[tuple[str, object, str]]:
     """(pattern, check module, finding name) from every check, in `ordered`'s order: the first
     match wins, and scenario 02's catch-all comes last."""
