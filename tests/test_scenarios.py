@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT, scenario_report
-from scenarios.clinic.run.declarations import EXPECTED_OUTCOMES, discover
+from scenarios.clinic.run.declarations import discover
 
 SCENARIOS = discover()
 VARIANTS = [(number, name) for number, scenario in SCENARIOS.items() for name in scenario.variants]
@@ -45,10 +45,8 @@ def test_declaration_is_sound(number):
     for name, spec in scenario.variants.items():
         assert RUNNABLE.match(f"{name}.py"), f"{name}: not one of broken*, fixed*, myth_*, measure_*"
         assert scenario.script(name).is_file(), f"{name}.py is declared but missing"
-        assert spec["expect"] in EXPECTED_OUTCOMES, f"{name}: expect = {spec['expect']!r}"
+        # expect, evidence and the bounds' shape are checked when the declaration is read (Variant.read)
         for metric, bounds in spec.get("metrics", {}).items():
-            assert bounds.keys() <= {"min", "max", "timing"} and bounds.keys() & {"min", "max"}, \
-                f"{name}.{metric}: {bounds}"
             assert bounds.get("min", 1) != 0, f"{name}.{metric}: min = 0 is a bound no run can cross"
     # Limits add up within one test's timeout, with room for start-up.
     assert sum(scenario.limit_for(name) for name in scenario.variants) <= PER_TEST_TIMEOUT_S * 0.8

@@ -33,9 +33,6 @@ from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
 from scenarios.clinic.run.result import EXPECTABLE, Outcome
 from scenarios.host import user_namespaces_problem
 
-
-
-EXPECTED_OUTCOMES = EXPECTABLE
 BOUND_KEYS = {"min", "max", "timing"}
 
 
