@@ -3,7 +3,7 @@
     python -m scenarios run 26 --variant measure_sigkill_leftovers     # needs a CUDA GPU
 
 A trainer with 2 spawn workers that hold a CUDA context is killed with SIGKILL after its first
-batch (as the OOM killer or a scheduler does); 10 s later: which of its workers still live, and
+batch (as the OOM killer or a scheduler does); 10 s later or more: which of its workers still live, and
 the GPU memory they hold.  Two trainers side by side: one whose workers are broken.py's, one
 with scenario 20's fix (fixes/worker_lifetime.py's DieWithTrainer).  The leftovers are killed
 at the end.
@@ -103,7 +103,7 @@ def main():
             print(f"metric {name}_workers_left={left}")
             print(f"metric {name}_left_holding_cuda={holding}")
             print(f"metric {name}_left_gpu_mib={memory:.0f}")
-            print(f"{name.replace('_', ' ')}: {left} of {started} workers alive {WAIT_S} s after the trainer's "
+            print(f"{name.replace('_', ' ')}: {left} of {started} workers alive {WAIT_S} s or more after the trainer's "
                   f"SIGKILL, {holding} holding a CUDA context, {memory:.0f} MiB in nvidia-smi")
 
 
