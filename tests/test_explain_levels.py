@@ -146,6 +146,26 @@ def test_the_outside_sets_are_named_by_their_lesson(folder, name):
     assert rates.judge((HELD_OUT.parent / folder / name).read_text(encoding="utf-8"), labels) in ("right", "clean")
 
 
+# Issue 36's held-out logs of 29-34 (tests/logs/held-out-36/SOURCES.md): measured before any rule changed for
+# them, 5 of 11 error logs right first and 1 clean log named; after, 6 of 11 and none.  Each miss and why.
+HELD_OUT_36 = HELD_OUT.parent / "held-out-36"
+MISSES_36 = {
+    "cosyvoice_180_gloo_uneven_workload.log": "a bare collective timeout: 30 at possible, with the question; the "
+                                              "uneven workload is named by CosyVoice's own join, not by torch",
+    "graphgpt_44_nccl_wrapped_after_epoch.log": "hard-wrapped at 75 columns: the watchdog's text is split mid-word",
+    "megatron_lm_5241_fault_handler_queue_get.log": "a stack rewritten by its author as arrows; one rank's alone",
+    "pytorch_87995_rank0_loader_stack.log": "fairseq's iterator waiting on a thread queue: no DataLoader frame",
+    "quack_150_max_seqlen_guard.log": "a guard on an int (max_length_k == 496), which anything passed can move",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=MISSES_36[n], strict=True))
+                                  if n in MISSES_36 else n for n in sorted(rates.labels(HELD_OUT_36))])
+def test_the_held_out_logs_of_29_to_34_are_named_by_their_lesson(name):
+    labels = rates.labels(HELD_OUT_36)[name]
+    assert rates.judge((HELD_OUT_36 / name).read_text(encoding="utf-8"), labels) in ("right", "clean", "asks")
+
+
 def test_a_worker_death_reported_while_a_fatal_error_unwinds_is_its_consequence():
     # The GPU test of issue 37 once got 06 beside 27 from 27's own broken run; that output was not
     # kept.  What PyTorch prints when a worker dies as the training process unwinds: the death comes

@@ -211,7 +211,7 @@ def _logged(line: str, lines: list[str]) -> tuple[str, str]:
 def _hits(lines: list[str]) -> list[tuple[int, Finding, bool]]:
     """(line index, finding) of every failure the log shows, warnings and tracebacks alike."""
     hits, covered = [], set()
-    for pattern, check, name in log_texts():
+    for pattern, check, name in log_texts("\n".join(lines)):
         index, match = next(((i, m) for i, m in ((i, re.search(pattern, line)) for i, line in enumerate(lines)) if m),
                             (0, None))
         if match:   # from the warning's first word: a progress bar redrawn on the same line is no evidence

@@ -34,6 +34,8 @@ CONTRACT = {
                          "cause of: the doctor leaves those out beside it (engine.explained; optional)"),
     "LIKELY": ("data", "[(regex, finding name, why)]: texts whose mechanism, and so its lesson, is the same whoever "
                        "started the process: explain names them at *likely* wherever they appear (optional)"),
+    "UNLESS": ("data", "regex: where a log holds it, its LOG_TEXTS name nothing there: the log says their cause is "
+                       "another (explain; optional)"),
     "IN_A_RANK": ("data", "[(regex, finding name, why)]: texts that, printed by one rank of a multi-rank job (a "
                           "launcher's [rankN]: before them), are its lesson: explain names them *likely* (optional)"),
     "ASK": ("data", "[(regex, question)]: texts of its ERRORS that other lessons' failures print too: explain names "
@@ -142,10 +144,12 @@ def name_of(check) -> str:
     return check.__name__.rsplit(".", 1)[-1][1:]
 
 
-def log_texts() -> list[tuple[str, object, str]]:
+def log_texts(log: str = "") -> list[tuple[str, object, str]]:
     """(pattern, check module, finding name): warnings that name a failure on their own, without
-    a traceback through the DataLoader (`explain` matches them anywhere in a log)."""
-    return [(pattern, check, name) for check in _checks() for pattern, name in getattr(check, "LOG_TEXTS", ())]
+    a traceback through the DataLoader (`explain` matches them anywhere in a log), but for the checks
+    whose UNLESS this log holds."""
+    return [(pattern, check, name) for check in _checks() for pattern, name in getattr(check, "LOG_TEXTS", ())
+            if not (log and hasattr(check, "UNLESS") and re.search(check.UNLESS, log))]
 
 
 def rank_texts() -> list[tuple[str, object, str, str]]:

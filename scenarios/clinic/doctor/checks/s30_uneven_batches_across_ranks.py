@@ -24,7 +24,9 @@ FIXES = {
 # (gloo/transport/tcp/unbound_buffer.cc); NCCL's watchdog logs its own line for the same wait
 # (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp).  A paste holds no more than that: the note above says so.
 ERRORS = [(r"Timed out waiting \d+ms for (?:recv|send) operation to complete", "collective-timeout")]
-LOG_TEXTS = [(r"Watchdog caught collective operation timeout: WorkNCCL\([^)]*OpType=ALLREDUCE", "collective-timeout")]
+# Either, printed bare (gloo's line logged outside a traceback, as CosyVoice#180's job logs it), is its own text.
+LOG_TEXTS = [(r"Watchdog caught collective operation timeout: WorkNCCL\([^)]*OpType=ALLREDUCE", "collective-timeout"),
+             (r"Timed out waiting \d+ms for (?:recv|send) operation to complete", "collective-timeout")]
 # A collective times out wherever a rank is late: one more batch (30), a loader stalled in one rank (31), a rank
 # busy elsewhere (a checkpoint, an evaluation).  The text alone cannot choose.
 ASK = [(r"Timed out waiting \d+ms for (?:recv|send)|Watchdog caught collective operation timeout",
