@@ -93,12 +93,14 @@ def test_no_count_of_the_checks_or_scenarios_is_written_by_hand():
 
 
 def test_the_count_of_well_built_public_loaders_is_the_corpus_own():
-    """Every check's HEALTHY and the front page cite "the N well-built public loaders": N is
-    tests/test_doctor_public_loaders.py's WELL_BUILT, the set tests/loaders/false_alarms.py runs."""
+    """The front page, scenarios/HEALTHY.md (the checks' HEALTHY, rendered) and the tests cite "the N
+    well-built public loaders": N is tests/test_doctor_public_loaders.py's WELL_BUILT, the set
+    tests/loaders/false_alarms.py runs."""
     from test_doctor_public_loaders import WELL_BUILT
 
     counted = re.compile(r"\bthe (\d+) well-built\b")   # "public loaders" often on the next line
-    texts = [REPO_ROOT / "README.md", *ENGINE.rglob("*.py"), *(REPO_ROOT / "tests").glob("*.py")]
+    texts = [REPO_ROOT / "README.md", REPO_ROOT / "scenarios" / "HEALTHY.md", *ENGINE.rglob("*.py"),
+             *(REPO_ROOT / "tests").glob("*.py")]
     found = [(path.relative_to(REPO_ROOT), int(m.group(1))) for path in texts
              for m in counted.finditer(path.read_text(encoding="utf-8"))]
     assert len(found) >= 20 and {n for _, n in found} == {len(WELL_BUILT)}, found

@@ -28,7 +28,8 @@ ADDS = ("scenarios/{folder}/README.md", "scenarios/{folder}/broken.py", "scenari
         "scenarios/{folder}/scenario.toml", "scenarios/clinic/doctor/checks/s{folder}.py",
         "notebooks/{folder}.ipynb", "tests/test_scenario_{number}.py")
 MAY_ADD = ("scenarios/{folder}/*", "fixes/*.py", "tests/test_fixes_*.py")
-GENERATED = ("README.md", "scenarios/WORKSHOP.md", "scenarios/{folder}/README.md", "scenarios/{folder}/measured/*")
+GENERATED = ("README.md", "scenarios/WORKSHOP.md", "scenarios/HEALTHY.md", "scenarios/{folder}/README.md",
+             "scenarios/{folder}/measured/*")
 
 
 def paths(folder: str) -> list[str]:
@@ -91,9 +92,9 @@ def _check(number: str) -> str:
     return (f'"""{number} · {MARK}: the cause `explain` quotes beside a matched text."""\n'
             "from scenarios.clinic.doctor.findings import finder\n\n"
             f'SCENARIO = "{number}"\nFIXES = {{"{MARK.lower().replace(" ", "-")}": "{MARK}"}}\n'
-            "# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, "
-            "tests/jobs/false_alarms.py).\n"
-            f'HEALTHY = "{MARK}"\n_found = finder(SCENARIO, FIXES)\n')
+            "# How often healthy loaders and jobs trip its rules: {loaders} and {jobs} are filled from the\n"
+            "# recorded runs (scenarios/clinic/doctor/healthy.py).\n"
+            f'HEALTHY = "{MARK}: {{loaders}}"\n_found = finder(SCENARIO, FIXES)\n')
 
 
 def _notebook(number: str) -> str:

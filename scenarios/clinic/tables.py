@@ -13,7 +13,9 @@ Scenarios are the scenarios/NN_*/ folders, fixes the fixes/*.py files; each bloc
   scripts that import from it;
 - README.md's timings and WORKSHOP.md's exercises, a row per scenario: its stored run (the cpu
   one, else the gpu one, marked † with the machine it came from) and its scenario.toml; a scenario
-  without one reads "not run here".
+  without one reads "not run here";
+- HEALTHY.md's table, a row per doctor check, and README.md's false-alarms paragraph: the recorded
+  runs of healthy loaders and jobs (scenarios/clinic/doctor/healthy.py).
 """
 from __future__ import annotations
 
@@ -24,11 +26,12 @@ import sys
 
 from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
 from scenarios.clinic.blocks import read_block, replace_block
+from scenarios.clinic.doctor import healthy
 from scenarios.clinic.run.declarations import ScenarioError, discover
 from scenarios.clinic.measured import MEASURED, block_body, load_all, shown_run, stamp
 from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
-FRONT_PAGE, WORKSHOP = REPO_ROOT / "README.md", SCENARIOS_DIR / "WORKSHOP.md"
+FRONT_PAGE, WORKSHOP, HEALTHY = REPO_ROOT / "README.md", SCENARIOS_DIR / "WORKSHOP.md", SCENARIOS_DIR / "HEALTHY.md"
 NOT_RUN = "not run here"
 NEED_WORDS = {"linux": "Linux", "fork": "fork", "userns": "user namespaces", "memory_cgroup": "a memory cgroup",
               "cuda": "a CUDA GPU"}
@@ -156,6 +159,9 @@ def rendered() -> dict[tuple, str]:
             (FRONT_PAGE, "fixes"): fixes_table(),
             (FRONT_PAGE, "timings"): timings_table(scenarios),
             (WORKSHOP, "exercises"): exercises_table(scenarios),
+            (HEALTHY, "healthy"): healthy.table({number: f"{scenario.slug}/README.md"
+                                                 for number, scenario in scenarios.items()}),
+            (FRONT_PAGE, "false-alarms"): healthy.summary(),
             **{(scenario.path / "README.md", MEASURED): block_body(load_all(scenario.path))
                for scenario in scenarios.values()}}
 

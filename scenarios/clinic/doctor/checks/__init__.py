@@ -40,8 +40,9 @@ CONTRACT = {
                           "launcher's [rankN]: before them), are its lesson: explain names them *likely* (optional)"),
     "ASK": ("data", "[(regex, question)]: texts of its ERRORS that other lessons' failures print too: explain names "
                     "them at *possible*, with the question that decides (optional)"),
-    "HEALTHY": ("data", "how often a healthy loader trips each of its rules, measured (tests/loaders/false_alarms.py, "
-                        "tests/jobs/false_alarms.py), or why no chance is in a rule"),
+    "HEALTHY": ("data", "how often healthy loaders and jobs trip its rules, or why no chance is in a rule: a text "
+                        "whose {fields} name figures healthy.py renders from the recorded runs of "
+                        "tests/loaders/false_alarms.py and tests/jobs/false_alarms.py (scenarios/HEALTHY.md)"),
     "static": ("hook(examined)", "[Finding]: what the loader, its dataset and this process show"),
     "measured": ("hook(examined, probe)", "[Finding]: what the probe's events show"),
     "running": ("hook(job)", "[Finding]: what a job running now shows (doctor --pid; a job.Job)"),

@@ -31,12 +31,8 @@ LIKELY = [(_LOCK, "threads-and-locks", "a lock is what the pickler refuses: the 
            "child must unpickle holds one (or a cache refreshed by a thread does), so each process must make its own")]
 WINS_OVER = ("09", "33")
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("threads-and-locks, threads-at-fork, timeout: read from this process and the loader, no chance in "
-           "them; 0 risks in 360 runs of the 30 well-built public loaders (a note on 2). hang: the probe's "
-           "longest wait between events reached 0.085 of its stall limit in those runs (nearest loader: mean "
-           "0.058, sd 0.013; the limit 70 sd away). doctor --pid: 0 of 120 examinations of two healthy jobs"
-           "; issue 35: 0 of 150 examinations of five healthy jobs, three of them crossing epochs' ends "
-           "(tests/jobs/false_alarms.py 30)")
+HEALTHY = ("threads-and-locks, threads-at-fork, timeout: read from this process and the loader, no chance in them; "
+           "{loaders}. hang: the probe's longest wait between events, {hang}. {jobs}")
 _found = finder(SCENARIO, FIXES)
 
 

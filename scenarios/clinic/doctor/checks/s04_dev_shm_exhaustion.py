@@ -19,11 +19,7 @@ LOG_TEXTS = [(r"ERROR: Unexpected bus error encountered in worker\. This might b
 # "killed by signal: Bus error" is also 06's "killed by signal": a full /dev/shm is the lesson.
 WINS_OVER = ("06",)
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("arithmetic on the batches' size against this machine's /dev/shm, no chance in it: 0 risks in 360 "
-           "runs of the 30 well-built public loaders. doctor --pid: 0 of 120 examinations of two healthy "
-           "jobs"
-           "; issue 35: 0 of 150 examinations of five healthy jobs, three of them crossing epochs' ends "
-           "(tests/jobs/false_alarms.py 30)")
+HEALTHY = "arithmetic on the batches' size against this machine's /dev/shm, no chance in it: {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 
 

@@ -25,10 +25,7 @@ ASK = [(r"exited unexpectedly with exit code", "what did the worker print before
 LOG_TEXTS = [(r"ERROR: Unexpected (?:segmentation fault|floating-point exception) encountered in worker",
               "worker-crash")]
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("a signal that ended the probe's process or a worker: 0 in 360 runs of the 30 well-built public "
-           "loaders. doctor --pid: 0 of 120 examinations of two healthy jobs"
-           "; issue 35: 0 of 150 examinations of five healthy jobs, three of them crossing epochs' ends "
-           "(tests/jobs/false_alarms.py 30)")
+HEALTHY = "a signal that ended the probe's process or a worker: {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 
 

@@ -12,11 +12,8 @@ FIXES = {
     "loading-waits": "num_workers=2 or more (up to the usable cores, beyond them while loading waits on I/O)",
 }
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("loading-waits and workers-vs-cores: arithmetic, 0 risks in 360 runs of the 30 well-built public "
-           "loaders; workers-slower is a rate the machine's other work moves, so a general note (--all) "
-           "only. doctor --pid: 0 of 120 examinations of two healthy jobs"
-           "; issue 35: 0 of 150 examinations of five healthy jobs, three of them crossing epochs' ends "
-           "(tests/jobs/false_alarms.py 30)")
+HEALTHY = ("loading-waits and workers-vs-cores: arithmetic, {loaders}; workers-slower is a rate the machine's other "
+           "work moves, so a general note (--all) only. {jobs}")
 _found = finder(SCENARIO, FIXES)
 
 

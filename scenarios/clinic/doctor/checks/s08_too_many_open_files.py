@@ -15,11 +15,7 @@ ERRORS = [(r"Too many open files|received 0 items of ancdata", "descriptor-budge
 # there, 08's lesson holds whether a DataLoader or the script's own processes share the tensors.
 CONTEXT = r"torch[/\\]multiprocessing[/\\]reductions\.py"
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("descriptors per kept batch against ulimit -n, arithmetic, no chance in it: 0 risks in 360 runs "
-           "of the 30 well-built public loaders (a note on 1). doctor --pid: 0 of 120 examinations of two "
-           "healthy jobs"
-           "; issue 35: 0 of 150 examinations of five healthy jobs, three of them crossing epochs' ends "
-           "(tests/jobs/false_alarms.py 30)")
+HEALTHY = "descriptors per kept batch against ulimit -n, arithmetic, no chance in it: {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 
 

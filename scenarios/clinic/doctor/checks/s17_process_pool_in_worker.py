@@ -23,8 +23,7 @@ LIKELY = [(r"daemonic processes are not allowed to have children", "pool-in-work
 _PROCESS_POOL = re.compile(r"\b(?:multiprocessing\.|mp\.|ctx\.|context\.)?(?:Pool|ProcessPoolExecutor)\s*\(")
 _READ_IN_SOURCE = "the code the workers run makes a process pool"
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("read from the dataset, no chance in it: 0 risks in 360 runs of the 30 well-built public loaders "
-           "(a note on 1)")
+HEALTHY = "read from the dataset, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)
 
 

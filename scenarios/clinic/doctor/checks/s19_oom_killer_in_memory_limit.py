@@ -21,10 +21,7 @@ LIKELY = [(r"terminated with (?:exit )?code -9\b|terminated with signal SIGKILL|
 # "killed by signal: Killed" is also 06's "killed by signal": the kernel's OOM killer is the lesson.
 WINS_OVER = ("06",)
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("arithmetic against the memory limit, no chance in it. doctor --pid: 0 of 120 examinations of two "
-           "healthy jobs"
-           "; issue 35: 0 of 150 examinations of five healthy jobs, three of them crossing epochs' ends "
-           "(tests/jobs/false_alarms.py 30)")
+HEALTHY = "arithmetic against the memory limit, no chance in it: {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 
 

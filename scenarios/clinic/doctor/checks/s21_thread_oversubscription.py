@@ -19,10 +19,8 @@ FIXES = {
 }
 _LIMITERS = ("setNumThreads", "threadpool_limits", "set_num_threads", "limit_worker_threads")
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("static: pools sized from the machine, no chance in it: 0 in 360 runs of the 30 well-built public "
-           "loaders. running: busy threads counted over the window; doctor --pid: 0 of 120 examinations of "
-           "two healthy jobs (one keeps a core busy); issue 35: 0 of 150 examinations of five healthy jobs, "
-           "three of them crossing epochs' ends (tests/jobs/false_alarms.py 30)")
+HEALTHY = ("static: pools sized from the machine, no chance in it: {loaders}. running: busy threads counted over the"
+           " window (one healthy job's model keeps a core busy); {jobs}")
 _found = finder(SCENARIO, FIXES)
 
 

@@ -26,8 +26,8 @@ LIKELY = [(r"(?i)Cannot re-initialize CUDA in forked subprocess", "cuda-in-forke
 # A worker's CUDA error is the GPU's, whatever else the traceback says (a worker dying after it: 06).
 WINS_OVER = ("*",)
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("CUDA requests the probe records and CUDA tensors on the dataset, no chance in them: 0 in 360 "
-           "runs of the 30 well-built public loaders (none on a GPU)")
+HEALTHY = ("CUDA requests the probe records and CUDA tensors on the dataset, no chance in them: {loaders}, none on a"
+           " GPU")
 _found = finder(SCENARIO, FIXES)
 
 

@@ -20,8 +20,7 @@ LOG_TEXTS = [(r"Producer process has been terminated before all shared CUDA tens
 # A worker's CUDA error is the GPU's, whatever else the traceback says (10's "out of memory").
 WINS_OVER = ("*",)
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("CUDA requests the probe records, no chance in them: 0 in 360 runs of the 30 well-built public "
-           "loaders (none on a GPU)")
+HEALTHY = "CUDA requests the probe records, no chance in them: {loaders}, none on a GPU"
 _found = finder(SCENARIO, FIXES)
 
 

@@ -32,11 +32,11 @@ ERRORS = [(r"you need to add an explicit nodesplitter to your input pipeline for
            r"|input pipeline needs to be reconfigured for multinode training", "webdataset-nodesplitter")]
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("a risk only where this process is one of several ranks (WORLD_SIZE > 1, or an initialized process "
-           "group). Outside a job, the 30 well-built public loaders examined once each: 0 risks; the 25 map-style ones "
-           "are never read by these rules, the 5 streams (each split by worker only, for one process) get the general "
-           "note that --all shows. The measured rule is a count with no chance in it: a finite stream read to its end "
-           "as both ranks must deliver the identical set (a stream that resamples shards at random does not), a "
-           "longer one the same first samples in the same order")
+           "group). Outside a job: {loaders}; the map-style ones are never read by these rules, and the streams "
+           "(each split by worker only, for one process) get the general note that --all shows. The measured rule is"
+           " a count with no chance in it: a finite stream read to its end as both ranks must deliver the identical "
+           "set (a stream that resamples shards at random does not), a longer one the same first samples in the same"
+           " order")
 _found = finder(SCENARIO, FIXES)
 _RANK_WORDS = re.compile(r"\b(split_by_node|split_dataset_by_node|get_rank|RANK|rank|world_size|WORLD_SIZE|"
                          r"num_replicas|node_rank|num_nodes)\b")

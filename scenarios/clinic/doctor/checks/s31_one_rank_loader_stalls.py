@@ -12,10 +12,9 @@ FIXES = {
                                  "for (a read without a timeout, a lock: its stack below)",
 }
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("rank-waits-for-its-loader: read through job.stuck_workers, the reading behind 01's running rule (0 of 120 "
-           "examinations of two healthy jobs, 01's HEALTHY), with one stuck worker enough where 01 wants them all; "
-           "0 of 80 examinations (2 s each) of tests/jobs/even_ranks.py, a healthy 2-rank DDP job; too few to show "
-           "1 in 1000")
+HEALTHY = ("rank-waits-for-its-loader: read through job.stuck_workers, the reading behind 01's running rule, with "
+           "one stuck worker enough where 01 wants them all; {jobs}, among them tests/jobs/even_ranks.py, a healthy "
+           "2-rank DDP job: too few to show 1 in 1000")
 # The rank waits for its batch because a worker is stuck, not because loading is slow: 07's advice (more
 # workers) was a false risk on tests/jobs/stalled_rank.py, whose stuck rank already has 2.
 EXPLAINS = [("07", "loading-waits")]

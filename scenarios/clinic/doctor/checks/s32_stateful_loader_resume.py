@@ -18,6 +18,6 @@ ERRORS = [(r"assert self\._num_workers == state_dict\[self\._NUM_WORKERS\]", "st
           (r"KeyError: '_snapshot'", "state-other-workers")]
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
 HEALTHY = ("error texts only, no rule on a loader: a state loaded after iter() leaves the loader looking as one "
-           "loaded before it (its _iterator None, the state kept for the next iter()), so nothing examined "
-           "can tell them apart; the texts are torchdata's own and printed only by a StatefulDataLoader "
-           "given a state of another num_workers (none of the 173 logs in tests/logs names 32)")
+           "loaded before it (its _iterator None, the state kept for the next iter()), so nothing examined can tell "
+           "them apart; the texts are torchdata's own and printed only by a StatefulDataLoader given a state of "
+           "another num_workers")

@@ -27,10 +27,9 @@ ERRORS = [(_FEEDER + r"[\s\S]{0,3000}?(?:cannot pickle|Can't pickle|Can't get lo
 # through the feeder's frame it is a sample's, and 11's lesson (each worker opens its own) would not fix it.
 WINS_OVER = ("11",)
 # How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
-HEALTHY = ("unpicklable-sample: a traceback through Queue._feed in the probe's output, which a loader whose "
-           "batches pickle never prints; no chance in it. lost-batch (doctor --pid): 0 of 150 examinations of the "
-           "5 healthy jobs of tests/jobs/false_alarms.py (30 rounds of 2 s each); too few to show 1 in 1000, but in "
-           "a healthy loader the awaited batch is always being made or on its way, so no worker sits idle all window")
+HEALTHY = ("unpicklable-sample: a traceback through Queue._feed in the probe's output, which a loader whose batches "
+           "pickle never prints; no chance in it: {loaders}. lost-batch: {jobs}; too few to show 1 in 1000, but in a"
+           " healthy loader the awaited batch is always being made or on its way, so no worker sits idle all window")
 # A hang the probe meets after a batch was dropped is this wait, not a lock's (01's "hang").
 EXPLAINS = [("01", "hang")]
 _found = finder(SCENARIO, FIXES)
