@@ -146,7 +146,8 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
         if "kill_job" in exercise_of(scenario) and result["outcome"] != "cannot-run":
             if show:
                 print("▶ the attempt's training job again, killed by the grader itself", file=show, flush=True)
-            result["killed_job"] = killed_job.run(path.resolve(), scenario.path, exercise_of(scenario)["kill_job"])
+            result["killed_job"] = killed_job.run(path.resolve(), scenario.path, exercise_of(scenario)["kill_job"],
+                                                  scenario.limit_for("fixed"))
     graded = grade(scenario, result, source, broken_source, file=shown(path))
     if result is not None and GRADING_SEED in env:
         graded.seen["seed"] = int(env[GRADING_SEED])
