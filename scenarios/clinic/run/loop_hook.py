@@ -16,9 +16,10 @@ ASKED_ENV = "CLINIC_OBSERVE_ASKED"    # the sample's field that holds its index,
 _WRITERS: list = []  # observe.py's writer of a record, given by watch (no import back)
 
 
-def _write(record: dict) -> None:
-    for write in _WRITERS[:1]:
-        write(record)
+def write(record: dict) -> None:
+    """A record of either hook (this one and worker_hook.py), through observe.py's one writer."""
+    for writer in _WRITERS[:1]:
+        writer(record)
 
 
 def watch(write) -> None:
@@ -45,7 +46,7 @@ def watched_init(init):
                 import multiprocessing
                 method = multiprocessing.get_start_method(allow_none=True) or \
                     multiprocessing.get_context().get_start_method()
-            _write({"k": "loader", "pid": os.getpid(), "lid": _LOADERS[0], "workers": self.num_workers,
+            write({"k": "loader", "pid": os.getpid(), "lid": _LOADERS[0], "workers": self.num_workers,
                     "batch_size": self.batch_size, "start_method": method,
                     "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
                     "class": type(self).__name__})
@@ -64,7 +65,7 @@ def watched_iter(iterate):
                      "workers": self.num_workers, "batches": 0, "samples": 0, "main_cpu_s": 0.0, "wait_s": 0.0}
             iterator._clinic_tally = tally
             iterator._clinic_last = None
-            _write(tally)
+            write(tally)
         except Exception:
             pass
         return iterator
@@ -107,7 +108,7 @@ def watched_next(step):
             tally["wait_s"] += now - called
             tally["batches"] += 1
             tally["samples"] += _samples(batch)
-            _write(tally)
+            write(tally)
             _write_delivered(self, tally, batch)
             self._clinic_last, self._clinic_returned = time.thread_time(), time.monotonic()
         except Exception:
@@ -122,7 +123,7 @@ def _write_delivered(iterator, tally: dict, batch) -> None:
     fields = [] if os.environ.get(FIELDS_ENV) else None  # each tensor's rows too, where the grade asks
     asked = getattr(iterator, "_clinic_asked", None)
     indices = _asked_and_got(asked.pop(0), batch) if asked else {}
-    _write({**indices, "k": "batch", "pid": tally["pid"], "lid": tally["lid"], "epoch": tally["epoch"],
+    write({**indices, "k": "batch", "pid": tally["pid"], "lid": tally["lid"], "epoch": tally["epoch"],
             "workers": tally["workers"], "fp": fingerprints.sample_fingerprints(batch, fields), "fields": fields,
             "bytes": fingerprints.sample_bytes(batch),
             "ds": fingerprints.dataset_state(getattr(iterator, "_dataset", None)),

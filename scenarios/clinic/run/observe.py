@@ -152,7 +152,7 @@ def _patch(module) -> None:
     from scenarios.clinic.run import loop_hook
     from scenarios.clinic.run.worker_hook import watched_loop
     loop_hook.watch(_write)
-    loop = watched_loop(worker_module._worker_loop, _write)
+    loop = watched_loop(worker_module._worker_loop)
     for owner in {worker_module, module_with_loop}:
         _hook(owner, "_worker_loop", loop)
     for owner, attribute, watch in ((loader_class, "__init__", loop_hook.watched_init),

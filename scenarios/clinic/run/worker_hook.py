@@ -12,19 +12,14 @@ import time
 
 from scenarios import threads
 from scenarios.clinic.run import fingerprints
+from scenarios.clinic.run.loop_hook import write
 
 USS_EVERY_S = 0.5
-_WRITERS: list = []  # observe.py's writer of a record, given by watched_loop (no import back)
 ASKED_MAX = 512  # sampler indices kept per worker: an epoch of 24's, never a large run's every index
 # Below ten ticks in all a share is mostly rounding: a queue's feeder thread at 2 ticks of 6 is "a
 # quarter" (seen once in a full run of 21's fixed.py, [0.04, 0.02] early, [0.1, 0.02] at its end).
 CENSUS_MIN_S = 0.1
 READINGS_KEPT = 64  # per worker; past that every other one is dropped, the first and the last kept
-
-
-def _write(record: dict) -> None:
-    for write in _WRITERS[:1]:
-        write(record)
 
 
 def _uss_mb() -> float | None:
@@ -167,11 +162,11 @@ class _CountingQueue:
                 record["socket_bytes"] = _ReceivedBytes.total
                 if "asked" in self._clock:
                     record["asked"] = self._clock["asked"]
-                _write(record)
+                write(record)
                 if record.get("inherited_locks"):  # still reachable from the dataset now that a batch is made?
                     kept = self._clock["inherited"] & fingerprints.thread_locks(self._dataset)
                     record["inherited_locks"] = len(kept)
-                _write({"k": "made", "pid": record["pid"], "wid": record.get("worker_id"), "n": record["batches"],
+                write({"k": "made", "pid": record["pid"], "wid": record.get("worker_id"), "n": record["batches"],
                         "rng": fingerprints.random_states(self._dataset),
                         "ds": fingerprints.dataset_state(self._dataset)})
         except Exception:
@@ -230,15 +225,13 @@ def _started(loop, args: list, kwargs: dict, stateful: bool) -> dict:
         elif "data_queue" in kwargs:
             kwargs["data_queue"] = _CountingQueue(kwargs["data_queue"], record, stateful, dataset, clock)
         record["uss_end_mb"] = record["uss_start_mb"]
-        _write(record)
+        write(record)
     except Exception:
         pass
     return record
 
 
-def watched_loop(loop, write):
-    if not _WRITERS:
-        _WRITERS.append(write)
+def watched_loop(loop):
     if getattr(loop, "_clinic_watched", False):
         return loop
     stateful = loop.__module__.startswith("torchdata")
@@ -254,6 +247,6 @@ def watched_loop(loop, write):
             record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
             record["ended"] = True
             record["daemon"] = _daemonic()
-            _write(record)
+            write(record)
     _worker_loop._clinic_watched = True
     return _worker_loop
