@@ -40,11 +40,11 @@ def train(job):
     loader = DataLoader(NumberedSamples(), BATCH, shuffle=True, num_workers=2, multiprocessing_context="fork")
     state = job.resume() or {"epoch": 0, "step": 0, "trained_on": []}
     while state["epoch"] < EPOCHS:
-        for batch in loader:  # after a resume: a new iterator, from the top of a new order
+        for batch in loader:
             job.train_step(state, batch["index"])  # a real loop trains on batch["x"] here
             state["step"] += 1
             if len(state["trained_on"]) % SAVE_EVERY == 0:
-                job.save(state)  # BUG: the model, the epoch, the step; not where the loader is in its epoch
+                job.save(state)  # BUG: not where the loader is in its epoch: a resume starts it over, reshuffled
             if state["step"] == len(loader):  # the epoch's last step (sooner after a resume)
                 break
         state["epoch"], state["step"] = state["epoch"] + 1, 0

@@ -43,11 +43,11 @@ def train(job):
     if "loader" in state:
         loader.load_state_dict(state["loader"])
     while state["epoch"] < EPOCHS:
-        for batch in loader:  # after a resume: on from the batch after the checkpoint's
+        for batch in loader:
             job.train_step(state, batch["index"])  # a real loop trains on batch["x"] here
             state["step"] += 1
             if len(state["trained_on"]) % SAVE_EVERY == 0:
-                job.save(dict(state, loader=loader.state_dict()))  # FIX: and where the loader is in its epoch
+                job.save(dict(state, loader=loader.state_dict()))  # FIX: a resume goes on from the next batch
             if state["step"] == len(loader):  # the epoch's last step (sooner after a resume)
                 break
         state["epoch"], state["step"] = state["epoch"] + 1, 0

@@ -22,6 +22,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from _gpu_step import report, sized_model, train_epoch
 from _photos import BATCH, OUT, plan
+from fixes.cuda_prefetch import on_device
 from scenarios.host import cannot_run, cuda_problem_here, usable_cores
 
 BATCHES = 160
@@ -49,23 +50,6 @@ class Photos(Dataset):
         return torch.from_numpy(pixels.transpose(2, 0, 1).copy())
 
 
-def on_gpu(loader):
-    """Each batch moved to the GPU on a side stream while the step before it runs."""
-    side, batches = torch.cuda.Stream(), iter(loader)
-
-    def move(batch):
-        with torch.cuda.stream(side):
-            return batch.to("cuda", non_blocking=True)
-    following = move(next(batches))
-    for batch in batches:
-        torch.cuda.current_stream().wait_stream(side)
-        ready, following = following, move(batch)
-        ready.record_stream(torch.cuda.current_stream())
-        yield ready
-    torch.cuda.current_stream().wait_stream(side)
-    yield following
-
-
 def main():
     if problem := cuda_problem_here():
         cannot_run(problem)
@@ -73,9 +57,9 @@ def main():
     sized = plan(step_ms, Photos, usable_cores())
     if isinstance(sized, str):
         cannot_run(sized)
-    loader = DataLoader(Photos(sized.files), batch_size=BATCH, num_workers=sized.workers,  # FIX: and on_gpu()
+    loader = DataLoader(Photos(sized.files), batch_size=BATCH, num_workers=sized.workers,  # FIX: and on_device()
                         pin_memory=True)
-    report(sized, *train_epoch(model, optimizer, on_gpu(loader)))
+    report(sized, *train_epoch(model, optimizer, on_device(loader)))
 
 
 if __name__ == "__main__":

@@ -17,16 +17,7 @@ import time
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from _captions import CAPTIONS, line_offsets
-
-
-class CaptionHandle:  # read the caption later, only if the loop logs it
-    def __init__(self, file, offset):
-        self.file, self.offset = file, offset
-
-    def read(self):
-        self.file.seek(self.offset)
-        return self.file.readline().decode().split("\t")[1].strip()
+from _captions import CAPTIONS, CaptionHandle, line_offsets
 
 
 class CaptionedImages(Dataset):
