@@ -46,9 +46,9 @@ def _plural(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
-def _judged(path: Path, scenario: str | None) -> list[dict]:
+def _judged(path: Path, scenario: str) -> list[dict]:
     """The records whose examination had this scenario's check (each record lists the checks it ran)."""
-    return [run for run in records(path) if scenario is None or scenario in run["checks"]]
+    return [run for run in records(path) if scenario in run["checks"]]
 
 
 NOT_MEASURED = "not measured yet (run tests/loaders/false_alarms.py and tests/jobs/false_alarms.py with --record)"
@@ -155,9 +155,11 @@ def summary() -> str:
     risky = sum(any(level == "risk" for level, _, _ in run["findings"]) for run in runs)
     crowded = sum(len(run["findings"]) > 1 for run in runs)
     found = sum(len(run["findings"]) for run in seen)
+    below = all(nearest(figure)[0] < 1 for figure in (HANG, GROWTH, DRAWS, REPEATS))
     return textwrap.fill(
         f"In the last recorded runs ({machines()}), {risky:,} of {_runs(list(runs))}) raised a risk, and {crowded:,} "
-        f"gave a loader more than one finding. The rules chance can move stayed below their thresholds: the "
+        f"gave a loader more than one finding. The rules chance can move "
+        f"{'stayed below their thresholds' if below else 'did not all stay below their thresholds'}: the "
         f"probe's longest wait between events, {margin(HANG, 'stall limit')}; 03's measured growth, "
         f"{margin(GROWTH, 'bound')}; 12's random draws, {draws(reason=False)}; 13's samples two workers both "
         f"sent, {repeats()}. `doctor --pid` gave {_examinations(list(seen), found)}.", width=100)
