@@ -30,7 +30,7 @@ ERRORS = [(r"DataLoader timed out after", "hang"), (_LOCK, "threads-and-locks")]
 LIKELY = [(_LOCK, "threads-and-locks", "a lock is what the pickler refuses: the object a spawned or forkserver "
            "child must unpickle holds one (or a cache refreshed by a thread does), so each process must make its own")]
 WINS_OVER = ("09", "33")
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("threads-and-locks, threads-at-fork, timeout: read from this process and the loader, no chance in them; "
            "{loaders}. hang: the probe's longest wait between events, {hang}. {jobs}")
 _found = finder(SCENARIO, FIXES)

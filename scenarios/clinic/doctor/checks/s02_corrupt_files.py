@@ -10,6 +10,6 @@ FIXES = {
 # Pillow's own words for an unreadable image (PIL/Image.py, PIL/ImageFile.py), then the catch-all.
 ERRORS = [(r"cannot identify image file|image file is truncated|broken data stream"
            r"|Image size \(\d+ pixels\) exceeds limit", "worker-error"), (r"", "worker-error")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "an exception a worker raised, which a healthy loader does not: {loaders}"
 _found = finder(SCENARIO, FIXES)

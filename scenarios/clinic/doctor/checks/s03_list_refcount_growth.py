@@ -22,7 +22,7 @@ FIXES = {
     "copy-on-read": "fixes/packed_records.py (PackedRecords: the records in one numpy buffer), or keep the index "
                     "in numpy arrays or tensors instead of lists of dicts and strings",
 }
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "static: an object count, no chance in it. measured: late growth, {growth}; {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 

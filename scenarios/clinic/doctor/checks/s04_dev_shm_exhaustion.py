@@ -18,7 +18,7 @@ LOG_TEXTS = [(r"ERROR: Unexpected bus error encountered in worker\. This might b
               "shm-in-flight")]
 # "killed by signal: Bus error" is also 06's "killed by signal": a full /dev/shm is the lesson.
 WINS_OVER = ("06",)
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "arithmetic on the batches' size against this machine's /dev/shm, no chance in it: {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 

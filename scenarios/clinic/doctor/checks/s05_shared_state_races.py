@@ -13,7 +13,7 @@ FIXES = {
                     "ctx = multiprocessing.get_context(method); ctx.Lock(), and pass multiprocessing_context=ctx",
 }
 ERRORS = [(r"SemLock created in a fork context", "lock-context")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("a risk only where the probe sees the fault: the re-reads use fixed seeds, and a re-read that does not "
            "repeat or runs out of time gives no verdict: {loaders}. When the rule moved from the code's shape to the"
            " probe (issue 35), one run each of 45 well-built loaders (the public ones and the 15 of the earlier "

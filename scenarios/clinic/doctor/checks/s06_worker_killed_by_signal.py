@@ -24,7 +24,7 @@ ASK = [(r"exited unexpectedly with exit code", "what did the worker print before
 # torch/csrc/DataLoader.cpp: the worker's own SIGSEGV and SIGFPE handlers, printed without a traceback.
 LOG_TEXTS = [(r"ERROR: Unexpected (?:segmentation fault|floating-point exception) encountered in worker",
               "worker-crash")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "a signal that ended the probe's process or a worker: {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 

@@ -11,7 +11,7 @@ FIXES = {
     "workers-slower": "fewer workers or bigger batches; with so little work per batch, num_workers=0 or 1 may be best",
     "loading-waits": "num_workers=2 or more (up to the usable cores, beyond them while loading waits on I/O)",
 }
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("loading-waits and workers-vs-cores: arithmetic, {loaders}; workers-slower is a rate the machine's other "
            "work moves, so a general note (--all) only. {jobs}")
 _found = finder(SCENARIO, FIXES)

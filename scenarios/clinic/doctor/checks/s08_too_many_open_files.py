@@ -14,7 +14,7 @@ ERRORS = [(r"Too many open files|received 0 items of ancdata", "descriptor-budge
 # torch's tensor sharing by descriptor (its reductions send each storage's fd): out of descriptors
 # there, 08's lesson holds whether a DataLoader or the script's own processes share the tensors.
 CONTEXT = r"torch[/\\]multiprocessing[/\\]reductions\.py"
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "descriptors per kept batch against ulimit -n, arithmetic, no chance in it: {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 

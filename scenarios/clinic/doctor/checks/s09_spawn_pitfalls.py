@@ -38,7 +38,7 @@ LIKELY = [(r"Can't (?:pickle|get) local object|Can't get attribute '[^'\n]+' on 
            "starts processes while a spawned child imports it, outside `if __name__ == \"__main__\":`")]
 # torch/utils/data/dataloader.py warns so when a worker cannot start under spawn or forkserver.
 LOG_TEXTS = [(r"Got pickle error when attempting to start a worker Process", "pickle-for-workers")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "pickling the loader as spawn would, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)
 

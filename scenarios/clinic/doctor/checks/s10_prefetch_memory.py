@@ -16,7 +16,7 @@ FIXES = {
 ERRORS = [(r"MemoryError|Unable to allocate [\d.]+ \w?i?B|Cannot allocate memory"
            r"|(?<!CUDA )(?<!CUDA error: )out of memory|unable to mmap \d+ bytes", "worker-out-of-memory")]
 _WITHIN_REACH = 0.25   # of the memory left: a note from there on; a risk beyond all of it
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "arithmetic on the batches' size against the memory left: {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 

@@ -18,7 +18,7 @@ ERRORS = [(_OPEN_FILE, "open-handles")]
 LIKELY = [(_OPEN_FILE, "open-handles", "an open file is what the pickler refuses: the object a spawned child "
            "must unpickle holds one, so each process must open its own")]
 WINS_OVER = ("09",)
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "the handles open when examined, no chance in it: {loaders}"
 # A worker's error where every worker reads through one handle (a zip's Bad CRC-32, a record that does not
 # parse: the offset moved under it) is this handle's doing before it is a damaged file's (02's catch-all).

@@ -29,7 +29,7 @@ _FROZEN_SEED = r"FrozenInstanceError: cannot assign to field '?seed'?"
 ERRORS = [(_FROZEN_SEED, "frozen-worker-info")]
 LIKELY = [(_FROZEN_SEED, "frozen-worker-info", "WorkerInfo is frozen since torch 2.12: a worker's seed can be "
            "read, not assigned, whoever's code tried it")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "static: the generators on the dataset, no chance in it. measured: {draws}. {loaders}"
 _found = finder(SCENARIO, FIXES)
 

@@ -23,7 +23,7 @@ FIXES = {"iterable-worker-split": _SPLIT_FIX, "duplicate-samples": _SPLIT_FIX}
 # torch/utils/data/dataloader.py warns so when the workers fetch more samples than len() said: each one
 # iterated the whole dataset.
 LOG_TEXTS = [(r"Length of IterableDataset [^\n]{0,300}? was reported to be \d+", "duplicate-samples")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("static: the split read from the code, no chance in it. measured: samples two workers both sent, against "
            "a bound of at least 8, {repeats}; {loaders}")
 _found = finder(SCENARIO, FIXES)

@@ -17,7 +17,7 @@ FIXES = {
 # dataloader.py's own check, met by a user who sets num_workers=0 to debug a loader with persistent
 # workers: scenario 14's README shows it (three labellers of public logs named 14 for it).
 ERRORS = [(r"persistent_workers option needs num_workers > 0", "persistent-needs-workers")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "read from the source and the setup, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)
 # An epoch the training process counts (epoch, _epoch, cur_epoch, epoch_idx), not a setting that has

@@ -4,7 +4,7 @@ from scenarios.clinic.doctor.findings import finder
 SCENARIO = "15"
 FIXES = {"distributed-set-epoch": "fixes/epoch_loop.py (for epoch in epochs(loader, n): it calls set_epoch); or "
                                   "call loader.sampler.set_epoch(epoch) at the start of every epoch, before iterating"}
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "read from the sampler and the loop, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)
 

@@ -13,6 +13,6 @@ FIXES = {
 ERRORS = [(r"stack expects each tensor to be equal size|each element in list of batch should be of equal size"
            r"|Trying to resize storage that is not resizable", "variable-size-batch"),
           (r"too many fds", "tensors-at-worker-start")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "a worker's collate error, which a healthy loader does not raise: {loaders}"
 _found = finder(SCENARIO, FIXES)

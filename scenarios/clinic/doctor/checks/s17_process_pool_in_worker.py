@@ -22,7 +22,7 @@ LIKELY = [(r"daemonic processes are not allowed to have children", "pool-in-work
 # A process pool made in code the worker runs; a ThreadPool or ThreadPoolExecutor is fine there.
 _PROCESS_POOL = re.compile(r"\b(?:multiprocessing\.|mp\.|ctx\.|context\.)?(?:Pool|ProcessPoolExecutor)\s*\(")
 _READ_IN_SOURCE = "the code the workers run makes a process pool"
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "read from the dataset, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)
 

@@ -17,7 +17,7 @@ ERRORS = [(r"filter returned failure during read|wrong B-tree signature|bad symb
 LIKELY = [(r"h5py objects cannot be pickled", "hdf5-handle", "h5py refuses to pickle an open handle: the object "
            "a spawned child must unpickle holds one, so each process must open the file itself")]
 WINS_OVER = ("09", "33")
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "the handles open when examined, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)
 

@@ -20,7 +20,7 @@ LIKELY = [(r"terminated with (?:exit )?code -9\b|terminated with signal SIGKILL|
            "oom-killed", "a child ended by SIGKILL, which the kernel's OOM killer sends when memory runs out")]
 # "killed by signal: Killed" is also 06's "killed by signal": the kernel's OOM killer is the lesson.
 WINS_OVER = ("06",)
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "arithmetic against the memory limit, no chance in it: {loaders}. {jobs}"
 _found = finder(SCENARIO, FIXES)
 

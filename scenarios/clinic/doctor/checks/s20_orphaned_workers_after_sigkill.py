@@ -7,7 +7,7 @@ FIXES = {
                                "to the training process (PR_SET_PDEATHSIG, or a watch on its pid under forkserver); "
                                "`python -m scenarios doctor --orphans` lists what earlier jobs left",
 }
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "read from the setup, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)
 

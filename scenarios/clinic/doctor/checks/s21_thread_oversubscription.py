@@ -18,7 +18,7 @@ FIXES = {
                           "never 1, for one thread: cv2.setNumThreads(1) can hang in a forked worker)",
 }
 _LIMITERS = ("setNumThreads", "threadpool_limits", "set_num_threads", "limit_worker_threads")
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("static: pools sized from the machine, no chance in it: {loaders}. running: busy threads counted over the"
            " window (one healthy job's model keeps a core busy); {jobs}")
 _found = finder(SCENARIO, FIXES)

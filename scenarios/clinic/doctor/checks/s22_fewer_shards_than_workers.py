@@ -11,7 +11,7 @@ FIXES = {
 # datasets' own log line (iterable_dataset.py), INFO/WARNING once per epoch from worker 0; older
 # releases say n_shards.  Matched in logs by `explain`; it is a warning, not an exception.
 LOG_TEXTS = [(r"Too many dataloader workers: \d+ \(max is dataset\.n?u?m?_?shards=\d+\)", "fewer-shards")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "shards against workers, read from the dataset: {loaders}"
 _found = finder(SCENARIO, FIXES)
 

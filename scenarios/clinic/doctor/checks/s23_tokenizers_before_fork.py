@@ -14,7 +14,7 @@ LOG_TEXTS = [(r"huggingface/tokenizers: The current process just got forked, aft
               "tokenizers-before-fork")]
 # tokenizers' rule for the variable: anything but these turns parallelism on.
 _OFF = ("", "off", "false", "f", "no", "n", "0")
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "read from this process, no chance in it: {loaders}"
 # A hang the probe meets where this is a risk is the pool's wait, not a lock's (01's "hang").
 EXPLAINS = [("01", "hang")]

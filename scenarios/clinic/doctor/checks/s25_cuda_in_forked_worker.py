@@ -25,7 +25,7 @@ LIKELY = [(r"(?i)Cannot re-initialize CUDA in forked subprocess", "cuda-in-forke
            "touch CUDA, or must be spawned, whoever forked it")]
 # A worker's CUDA error is the GPU's, whatever else the traceback says (a worker dying after it: 06).
 WINS_OVER = ("*",)
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("CUDA requests the probe records and CUDA tensors on the dataset, no chance in them: {loaders}, none on a"
            " GPU")
 _found = finder(SCENARIO, FIXES)

@@ -19,7 +19,7 @@ LOG_TEXTS = [(r"Producer process has been terminated before all shared CUDA tens
               "cuda-tensors-from-workers")]
 # A worker's CUDA error is the GPU's, whatever else the traceback says (10's "out of memory").
 WINS_OVER = ("*",)
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "CUDA requests the probe records, no chance in them: {loaders}, none on a GPU"
 _found = finder(SCENARIO, FIXES)
 

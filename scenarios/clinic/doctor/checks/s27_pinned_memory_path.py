@@ -20,7 +20,7 @@ ERRORS = [(r"cannot pin 'torch\.cuda\.\w+' only dense CPU tensors can be pinned"
 # A pin thread's error wraps the batch's own CUDA error (25's, 26's texts): it is the pin thread's lesson;
 # and a worker's CUDA error is the GPU's, whatever else the traceback says ("*").
 WINS_OVER = ("*", "25", "26")
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "CUDA requests the probe records, no chance in them: {loaders}, none on a GPU"
 _found = finder(SCENARIO, FIXES)
 

@@ -5,10 +5,10 @@ from scenarios.clinic.doctor.findings import finder
 
 SCENARIO = "28"
 FIXES = {
-    "gpu-waits-for-data": "num_workers > 0 with pin_memory=True, batch.to('cuda', non_blocking=True), and the next "
-                          "batch moved on a side stream while the step runs (scenarios/28_gpu_waits_for_data/fixed.py)",
+    "gpu-waits-for-data": "num_workers > 0 with pin_memory=True, and the next batch copied on a side stream while "
+                          "the step runs: fixes/cuda_prefetch.py (for batch in on_device(loader))",
 }
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "read from the setup, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)
 

@@ -30,7 +30,7 @@ FIXES = {"stream-not-split-by-rank": _SPLIT,
 # webdataset's own text (webdataset/shardlists.py, single_node_only); before 0.2.6 it said the second.
 ERRORS = [(r"you need to add an explicit nodesplitter to your input pipeline for multi-node training"
            r"|input pipeline needs to be reconfigured for multinode training", "webdataset-nodesplitter")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("a risk only where this process is one of several ranks (WORLD_SIZE > 1, or an initialized process "
            "group). Outside a job: {loaders}; the map-style ones are never read by these rules, and the streams "
            "(each split by worker only, for one process) get the general note that --all shows. The measured rule is"

@@ -37,7 +37,7 @@ ASK = [(r"Timed out waiting \d+ms for (?:recv|send)|Watchdog caught collective o
 # a rank that waits in DDP's backward() or a barrier.
 CONTEXT = (r"torch[/\\]distributed[/\\]|third_party[/\\]gloo[/\\]|ProcessGroup(?:Gloo|NCCL)"
            r"|nn[/\\]parallel[/\\]distributed")
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("collective-timeout: a text only a timed-out collective prints; no healthy job prints it. On the public "
            "logs labelled before this check (tests/logs/public, the corpora's logs-b) it names 30 in all 3 NCCL "
            "watchdog logs, labelled none: their threads found no cause, the text cannot, and the finding says so. "

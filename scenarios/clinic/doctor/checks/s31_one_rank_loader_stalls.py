@@ -11,7 +11,7 @@ FIXES = {
                                  "first and torchrun names it as the root cause; then fix what the stuck worker waits "
                                  "for (a read without a timeout, a lock: its stack below)",
 }
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("rank-waits-for-its-loader: read through job.stuck_workers, the reading behind 01's running rule, with "
            "one stuck worker enough where 01 wants them all; {jobs}, among them tests/jobs/even_ranks.py, a healthy "
            "2-rank DDP job: too few to show 1 in 1000")

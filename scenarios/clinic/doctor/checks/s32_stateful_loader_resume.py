@@ -16,7 +16,7 @@ LOG_TEXTS = [(r"State doesn't contain key '_(?:num_yielded|snapshot)' expected f
 # state missing under python -O, a generic KeyError that counts in torchdata's frames only.
 ERRORS = [(r"assert self\._num_workers == state_dict\[self\._NUM_WORKERS\]", "state-other-workers"),
           (r"KeyError: '_snapshot'", "state-other-workers")]
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("error texts only, no rule on a loader: a state loaded after iter() leaves the loader looking as one "
            "loaded before it (its _iterator None, the state kept for the next iter()), so nothing examined can tell "
            "them apart; the texts are torchdata's own and printed only by a StatefulDataLoader given a state of "

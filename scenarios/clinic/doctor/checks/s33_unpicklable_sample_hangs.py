@@ -26,7 +26,7 @@ ERRORS = [(_FEEDER + r"[\s\S]{0,3000}?(?:cannot pickle|Can't pickle|Can't get lo
 # An open file in a batch: 11's pickling text (an open file in a dataset that spawn must send), but
 # through the feeder's frame it is a sample's, and 11's lesson (each worker opens its own) would not fix it.
 WINS_OVER = ("11",)
-# How often a healthy loader trips each rule, measured (tests/loaders/false_alarms.py, tests/jobs/false_alarms.py).
+# How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("unpicklable-sample: a traceback through Queue._feed in the probe's output, which a loader whose batches "
            "pickle never prints; no chance in it: {loaders}. lost-batch: {jobs}; too few to show 1 in 1000, but in a"
            " healthy loader the awaited batch is always being made or on its way, so no worker sits idle all window")
