@@ -44,7 +44,11 @@ def _move(batch: Any, device: torch.device, tensors: list) -> Any:
         tensors.append(moved)
         return moved
     if isinstance(batch, dict):
-        return type(batch)((key, _move(value, device, tensors)) for key, value in batch.items())
+        moved = {key: _move(value, device, tensors) for key, value in batch.items()}
+        try:
+            return type(batch)(moved)
+        except TypeError:   # a mapping type built otherwise (a defaultdict): a plain dict, as default_collate does
+            return moved
     if isinstance(batch, (list, tuple)):
         items = [_move(item, device, tensors) for item in batch]
         return type(batch)(*items) if hasattr(batch, "_fields") else type(batch)(items)   # a namedtuple too

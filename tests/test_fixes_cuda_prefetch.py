@@ -19,6 +19,8 @@ def test_batches_of_every_shape_come_out_whole_and_in_order_on_the_cpu():
     assert len(out) == 4 and torch.equal(out[0], batches[0]) and out[1][1] == "caption"
     assert out[2]["n"] == 4 and torch.equal(out[2]["x"][0], torch.ones(1))
     assert isinstance(out[3], Pair) and out[3].label == 7
+    grouped = next(on_device([collections.defaultdict(list, x=torch.ones(1))], "cpu"))
+    assert torch.equal(grouped["x"], torch.ones(1))   # a mapping its type cannot rebuild: a plain dict
 
 
 def test_without_cuda_it_says_so_rather_than_failing_inside_torch(monkeypatch):

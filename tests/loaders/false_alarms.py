@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
 TESTS = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(TESTS.parent), str(TESTS)]
 
@@ -63,7 +65,6 @@ def margins(findings) -> dict:
 
 def one_round(busy: bool) -> None:
     """Every loader once, in this process, as the suite's chunks run them: one JSON record each."""
-    import torch
     machine = dataclasses.asdict(this_machine(torch.__version__))
     ran = sorted(check.SCENARIO for check in checks.CHECKS)   # a check added later is not judged by this run
     for name in ORDER:
@@ -74,8 +75,8 @@ def one_round(busy: bool) -> None:
 
 def summary(lines: list[str], label: str) -> int:
     fired, runs, with_risk, crowded, seen = collections.Counter(), 0, 0, 0, set()
-    for line in lines:
-        record = json.loads(line)
+    recorded = [json.loads(line) for line in lines]
+    for record in recorded:
         name, findings, shares = record["loader"], record["findings"], record["margins"]
         runs += 1
         with_risk += any(level == "risk" for level, _, _ in findings)
@@ -86,7 +87,6 @@ def summary(lines: list[str], label: str) -> int:
         print(f"{level:5} {scenario} {check:28} {count:3} of {runs // len(ORDER)} runs of {name}")
     print(f"{runs} runs of {len(ORDER)} well-built loaders{label}: {with_risk} with a risk, "
           f"{crowded} with more than one finding")
-    recorded = [json.loads(line) for line in lines]
     for figure in sorted(seen):
         print(f"{figure:40} {healthy.margin(figure, 'threshold', recorded)}")
     return with_risk

@@ -22,9 +22,9 @@ def write(record: dict) -> None:
         writer(record)
 
 
-def watch(write) -> None:
+def watch(writer) -> None:
     if not _WRITERS:
-        _WRITERS.append(write)
+        _WRITERS.append(writer)
 
 
 _LOADERS = [0]
@@ -47,9 +47,9 @@ def watched_init(init):
                 method = multiprocessing.get_start_method(allow_none=True) or \
                     multiprocessing.get_context().get_start_method()
             write({"k": "loader", "pid": os.getpid(), "lid": _LOADERS[0], "workers": self.num_workers,
-                    "batch_size": self.batch_size, "start_method": method,
-                    "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
-                    "class": type(self).__name__})
+                   "batch_size": self.batch_size, "start_method": method,
+                   "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
+                   "class": type(self).__name__})
         except Exception:
             pass
     return __init__
@@ -124,10 +124,10 @@ def _write_delivered(iterator, tally: dict, batch) -> None:
     asked = getattr(iterator, "_clinic_asked", None)
     indices = _asked_and_got(asked.pop(0), batch) if asked else {}
     write({**indices, "k": "batch", "pid": tally["pid"], "lid": tally["lid"], "epoch": tally["epoch"],
-            "workers": tally["workers"], "fp": fingerprints.sample_fingerprints(batch, fields), "fields": fields,
-            "bytes": fingerprints.sample_bytes(batch),
-            "ds": fingerprints.dataset_state(getattr(iterator, "_dataset", None)),
-            "shm_mb": fingerprints.shm_used_mb()})
+           "workers": tally["workers"], "fp": fingerprints.sample_fingerprints(batch, fields), "fields": fields,
+           "bytes": fingerprints.sample_bytes(batch),
+           "ds": fingerprints.dataset_state(getattr(iterator, "_dataset", None)),
+           "shm_mb": fingerprints.shm_used_mb()})
 
 
 def _asked_and_got(indices, batch) -> dict:

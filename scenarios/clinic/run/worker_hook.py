@@ -167,8 +167,8 @@ class _CountingQueue:
                     kept = self._clock["inherited"] & fingerprints.thread_locks(self._dataset)
                     record["inherited_locks"] = len(kept)
                 write({"k": "made", "pid": record["pid"], "wid": record.get("worker_id"), "n": record["batches"],
-                        "rng": fingerprints.random_states(self._dataset),
-                        "ds": fingerprints.dataset_state(self._dataset)})
+                       "rng": fingerprints.random_states(self._dataset),
+                       "ds": fingerprints.dataset_state(self._dataset)})
         except Exception:
             pass
         return self._queue.put(item, *args, **kwargs)

@@ -29,6 +29,7 @@ import psutil
 from scenarios.clinic import REPO_ROOT
 from scenarios.instruments import helper_kind
 
+
 def _alive(proc: psutil.Process) -> bool:
     try:
         return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
