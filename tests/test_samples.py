@@ -1,21 +1,74 @@
-"""One fingerprint of a sample (scenarios/clinic/samples.py): the grader and the doctor count scenario
-13's repeated samples alike, on the scenario's own stream read by real workers."""
+"""One observer of a DataLoader and one fingerprint of a sample (scenarios/clinic/observer.py,
+samples.py): the grader's hook and the doctor's probe watch a loader through the same observer, so
+they count waits, workers and scenario 13's repeated samples alike, on real workers."""
+import os
+
 import pytest
 import torch
 from torch.utils.data import DataLoader
 
 from conftest import load_scenario_module
-from scenarios.clinic.doctor import fingerprints as doctor_side
+from scenarios.clinic.doctor import probe_child
 from scenarios.clinic.doctor.checks import s13_iterable_dataset_duplicates as s13
-from scenarios.clinic.run import fingerprints as grader_side
+from scenarios.clinic.observer import Observer
+from scenarios.clinic.run import loop_hook
 from scenarios.clinic.run.observed import delivered
 from scenarios.clinic.samples import sample_fingerprints
 
 FOLDER = "13_iterable_dataset_duplicates"
 
 
-def test_there_is_one_fingerprint_of_a_sample():
-    assert grader_side.sample_fingerprints is doctor_side.sample_fingerprints is sample_fingerprints
+def watched(loader) -> list:
+    """Every batch of one epoch through the observer: (batch, delivery) pairs."""
+    iterator = iter(loader)
+    observer, seen = Observer(iterator), []
+    while True:
+        try:
+            observer.deliver(iterator.__next__, lambda batch, delivery: seen.append((batch, delivery)))
+        except StopIteration:
+            return seen
+
+
+def test_the_grader_and_the_doctor_watch_through_one_observer():
+    assert loop_hook.Observer is probe_child.Observer is Observer
+    assert Observer.fingerprints(torch.arange(4)) == sample_fingerprints(torch.arange(4))
+
+
+def test_the_observer_names_the_worker_of_each_batch_and_times_the_loop():
+    loader = DataLoader(torch.arange(40.0), batch_size=4, num_workers=2, multiprocessing_context="fork", timeout=60)
+    seen = watched(loader)
+    assert [d.n for _, d in seen] == list(range(1, 11))
+    assert [d.worker for _, d in seen] == [0, 1] * 5  # PyTorch hands index batches to its workers in turn
+    assert seen[0][1].step_s is None and all(d.step_s >= 0 and d.cpu_s >= 0 for _, d in seen[1:])
+    assert sum(d.samples for _, d in seen) == 40 and all(d.waited_s >= 0 for _, d in seen)
+    alone = watched(DataLoader(torch.arange(8.0), batch_size=4))
+    assert [d.worker for _, d in alone] == [None, None]
+
+
+def test_the_watchers_work_is_not_counted_as_the_loops_and_its_error_is_its_own():
+    iterator = iter(DataLoader(torch.arange(12.0), batch_size=4))
+    observer = Observer(iterator)
+    observer.deliver(iterator.__next__, lambda batch, delivery: sum(range(3_000_000)))  # the watcher's own work
+    observer.deliver(iterator.__next__)
+    assert observer.batches == 2 and observer.step_s < 0.02 and observer.samples == 8
+
+    def fails(batch, delivery):
+        raise ValueError("the watcher's")
+    with pytest.raises(ValueError, match="the watcher's"):
+        observer.deliver(iterator.__next__, fails)
+
+
+def test_an_odd_batch_is_still_delivered_and_a_forked_process_counts_its_own():
+    class Odd:
+        shape = property(lambda self: 1 / 0)  # counting it fails: the loop still gets its batch
+
+    iterator = iter([Odd(), 1, 2])
+    observer = Observer(iterator)
+    assert isinstance(observer.deliver(iterator.__next__), Odd) and observer.batches == 0
+    observer.deliver(iterator.__next__)
+    observer.pid = os.getpid() + 1  # as an iterator a forked child inherited finds it
+    observer.deliver(iterator.__next__)
+    assert observer.batches == 1 and observer.pid == os.getpid()
 
 
 @pytest.mark.parametrize("variant, workers, repeats", [("broken", 2, 30), ("fixed", 2, 0)])
@@ -23,13 +76,13 @@ def test_the_grader_and_the_doctor_count_13s_repeats_the_same(tmp_path, variant,
     script = load_scenario_module(FOLDER, variant)
     shards = load_scenario_module(FOLDER, "_shard_files")
     dataset = script.ShardStream(shards.write_shards(str(tmp_path)))
-    batches = [batch for batch in DataLoader(dataset, num_workers=workers, batch_size=3,
-                                              multiprocessing_context="fork", timeout=60)]
-    records = [{"pid": 1, "lid": 1, "epoch": 0, "workers": workers, "fp": grader_side.sample_fingerprints(batch)}
-               for batch in batches]
+    seen = watched(DataLoader(dataset, num_workers=workers, batch_size=3, multiprocessing_context="fork", timeout=60))
+    records = [{"pid": 1, "lid": 1, "epoch": 0, "workers": workers, "worker": d.worker,
+                "fp": Observer.fingerprints(batch)} for batch, d in seen]
     graded = delivered(records)["repeated_samples"]
-    doctored = s13._repeats([h for batch in batches for h in doctor_side.sample_fingerprints(batch)])
+    doctored = s13._repeats([h for record in records for h in record["fp"]])
     assert graded == doctored == repeats
+    assert {record["worker"] for record in records} == set(range(workers))
 
 
 def test_a_batch_without_tensors_is_fingerprinted_by_item():

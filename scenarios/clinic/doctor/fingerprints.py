@@ -12,7 +12,6 @@ import torch
 
 from fixes.memory_in_flight import batch_nbytes
 from scenarios.clinic.doctor.holdings import kind_of
-from scenarios.clinic.samples import sample_fingerprints  # noqa: F401  (the grader's too: 13's repeats count alike)
 
 HASH_LIMIT_BYTES = 64 * 2**20  # fingerprints skip bigger arrays (and say so)
 

@@ -7,9 +7,10 @@ measured before a hang, a crash or the doctor's time limit survives.  The doctor
 runs it through supervise.py, which kills and reaps the whole tree afterwards.
 
 Stages, each bounded in time (the doctor also watches the clock from outside):
-  iterate    the loader as configured: time to the first batch, its bytes and tensors, each worker's
-             private memory (USS), open descriptors and /dev/shm bytes after every full round of the
-             workers, and for an IterableDataset each worker's samples (duplicates across workers);
+  iterate    the loader as configured, watched through the grader's observer (observer.py): time to
+             the first batch, its bytes and tensors, each worker's private memory (USS), open
+             descriptors and /dev/shm bytes after every full round of the workers, and for an
+             IterableDataset each worker's samples (duplicates across workers);
              beside it, in a child forked first, the CUDA a worker would ask for (cuda_requests)
   compare    the same batches the other way round (num_workers=0, or 2 workers for a loader that
              has none): wall and CPU time per batch, and whether reading samples changed the
@@ -36,7 +37,8 @@ from torch.utils.data import DataLoader, IterableDataset
 
 from scenarios.clinic.doctor import cuda_requests, events, state_probe
 from scenarios.clinic.doctor.fingerprints import (attribute_fingerprints, batch_shape, cache_like, fingerprint,
-                                                  per_worker, sample_fingerprints)
+                                                  per_worker)
+from scenarios.clinic.observer import Observer
 from scenarios.clinic.doctor.probe_loaders import copy_of, doctor_made, shut_down
 from scenarios.clinic.doctor.probe_ranks import read_as_ranks
 from scenarios.host import usable_cores
@@ -85,15 +87,6 @@ def _memory_due(count: int, workers: list, last_sample: float) -> bool:
                               or time.perf_counter() - last_sample > 0.3)
 
 
-def _delivered_by(iterator, tasks: dict, batch, by_worker: dict) -> list:
-    """A stream's batch: its samples' fingerprints, kept under the worker that made it (13's count),
-    from torch's own record of which worker each batch index went to (`tasks`, read before next())."""
-    samples = sample_fingerprints(batch)
-    worker = tasks.get(getattr(iterator, "_rcvd_idx", 0) - 1, ("?",))[0]
-    by_worker.setdefault(str(worker), []).extend(samples)
-    return samples
-
-
 def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
     """`parent`: this process's memory before anything forked (what a forked worker could copy at most)."""
     iterable = isinstance(loader.dataset, IterableDataset)
@@ -103,25 +96,29 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
     emit(events.WORKERS_STARTED, pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
          parent_uss=round(parent[0], 1) if parent else None)
     waits = CpuWait().start()  # how much of the time other work keeps this process and its workers off a CPU
-    hashes, count, measuring_s, last_sample, ended, by_worker = [], 0, 0.0, -1.0, False, {}
+    observer, hashes, by_worker = Observer(iterator), [], {}
+    count, measuring_s, last_sample, ended = 0, 0.0, -1.0, False
+
+    def seen(batch, delivery) -> None:
+        now = time.perf_counter() - started
+        if delivery.n == 1:
+            emit(events.FIRST_BATCH, seconds=round(now, 3), **batch_shape(batch))
+        if iterable:  # a stream's samples, under the worker that made each (13's count)
+            samples = observer.fingerprints(batch)
+            by_worker.setdefault(str("?" if delivery.worker is None else delivery.worker), []).extend(samples)
+            hashes.extend(samples)
+        emit(events.BATCH, n=delivery.n, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
+
     for count in range(1, (MAX_STREAM_BATCHES if iterable else MAX_BATCHES) + 1):
-        tasks = dict(getattr(iterator, "_task_info", {})) if iterable else {}
         try:
-            batch = next(iterator)
+            observer.deliver(iterator.__next__, seen)
         except StopIteration:
             count, ended = count - 1, True
             break
-        now = time.perf_counter() - started
-        if count == 1:
-            emit(events.FIRST_BATCH, seconds=round(now, 3), **batch_shape(batch))
-        if iterable:
-            hashes += _delivered_by(iterator, tasks, batch, by_worker)
-        emit(events.BATCH, n=count, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
-        del batch
         if _memory_due(count, workers, last_sample):
             measuring_s += _read_memory(workers, count)
             last_sample = time.perf_counter()
-        if now - measuring_s > budget_s and count >= 3:
+        if time.perf_counter() - started - measuring_s > budget_s and count >= 3:
             break
     if count and workers:
         measuring_s += _read_memory(workers, count)
@@ -145,28 +142,31 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
     watch = state_probe.Watch(loader, initial or {}) if not workers else None
     started, cpu_started = time.perf_counter(), time.process_time()
     iterator = doctor_made(lambda: iter(copy_of(loader, workers)))
-    count, hashes, ended, first_at = 0, [], False, None
+    observer, hashes, firsts = Observer(iterator), [], []
+
+    def seen(batch, delivery) -> None:
+        if delivery.n == 1:
+            firsts.append(time.perf_counter() - started)
+            if first_batch:
+                emit(events.FIRST_BATCH, seconds=round(firsts[0], 3), **batch_shape(batch))
+        if isinstance(loader.dataset, IterableDataset):
+            hashes.extend(observer.fingerprints(batch))
+        emit(events.TICK, n=delivery.n)  # progress: the doctor tells a slow stage from a stuck one
+
+    count, ended = 0, False
     for count in range(1, max(batches, 1) + 1):
         try:
-            batch = next(iterator)
+            observer.deliver(iterator.__next__, seen)
         except StopIteration:
             count, ended = count - 1, True
             break
-        if first_at is None:
-            first_at = time.perf_counter() - started
-            if first_batch:
-                emit(events.FIRST_BATCH, seconds=round(first_at, 3), **batch_shape(batch))
-        if isinstance(loader.dataset, IterableDataset):
-            hashes += sample_fingerprints(batch)
-        del batch
-        emit(events.TICK, n=count)  # progress: the doctor tells a slow stage from a stuck one
         if time.perf_counter() - started > budget_s and count >= 2:
             break
     seconds = time.perf_counter() - started
     shut_down(iterator)
     del iterator
     return {"workers": workers, "batches": count, "seconds": round(seconds, 3),
-            "first_batch_s": round(first_at or 0.0, 3),
+            "first_batch_s": round(firsts[0] if firsts else 0.0, 3),
             "cpu_seconds": round(time.process_time() - cpu_started, 3),
             "samples": len(hashes), "sample_hashes": hashes, "ended": ended, **_written(loader, before, watch)}
 
@@ -212,7 +212,7 @@ def draws(loader: DataLoader, budget_s: float) -> dict | None:
 def _run_stage(stage: str, loader: DataLoader, measured: dict, failed: bool, left: float,
                parent: tuple | None, rebuild=None, initial: dict | None = None) -> dict | None:
     if stage == events.RANKS:
-        return read_as_ranks(loader, rebuild, (copy_of, shut_down, sample_fingerprints), budget_s=min(3.0, left / 2))
+        return read_as_ranks(loader, rebuild, (copy_of, shut_down, Observer.fingerprints), budget_s=min(3.0, left / 2))
     if stage == events.ITERATE:
         return iterate(loader, budget_s=min(4.0, left / 3), parent=parent)
     if stage == events.COMPARE:

@@ -57,7 +57,7 @@ def _read(loader, copy_of, shut_down, fingerprints, until: float) -> dict:
 def read_as_ranks(loader, rebuild, tools: tuple, budget_s: float) -> dict | None:
     """Each rank's samples (their fingerprints), or its error; None for a map-style dataset.
     `rebuild()` builds the user's loader again (None where it was handed over as an object);
-    `tools`: the probe's copy_of, shut_down and sample_fingerprints."""
+    `tools`: the probe's copy_of, shut_down and the observer's fingerprints."""
     if not isinstance(loader.dataset, IterableDataset):
         return None
     copy_of, shut_down, fingerprints = tools

@@ -9,7 +9,7 @@ import hashlib
 import os
 import sys
 
-from scenarios.clinic.samples import batch_arrays, sample_fingerprints  # noqa: F401  (the one fingerprint of a sample)
+from scenarios.clinic.samples import batch_arrays
 
 
 def _digest(data: bytes) -> str:

@@ -1,14 +1,15 @@
 """The grading hook in the training process (installed by observe.py, which see): DataLoader.__init__
 (each loader as built), __iter__ and the iterators' __next__ (batches and samples delivered per epoch,
 the training thread's CPU between batches, the loop's time between batches and its waiting for them,
-and for each batch what the model receives: fingerprints.py), and, where the grade asks, the sampler's
+the worker that made each batch: the observer the doctor's probe watches with too, observer.py; and
+for each batch what the model receives: fingerprints.py), and, where the grade asks, the sampler's
 index batches beside each batch's index field."""
 from __future__ import annotations
 
 import functools
 import os
-import time
 
+from scenarios.clinic.observer import Observer
 from scenarios.clinic.run import fingerprints
 
 FIELDS_ENV = "CLINIC_OBSERVE_FIELDS"  # set by the grader where an exercise judges each tensor's rows
@@ -61,11 +62,10 @@ def watched_iter(iterate):
         iterator = iterate(self)
         try:
             epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
-            tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0), "epoch": epoch,
-                     "workers": self.num_workers, "batches": 0, "samples": 0, "main_cpu_s": 0.0, "wait_s": 0.0}
-            iterator._clinic_tally = tally
-            iterator._clinic_last = None
-            write(tally)
+            iterator._clinic_seen = Observer(iterator)
+            iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
+                                      "epoch": epoch, "workers": self.num_workers}
+            write(_tallied(iterator._clinic_tally, iterator._clinic_seen))
         except Exception:
             pass
         return iterator
@@ -87,44 +87,39 @@ def noting_asked(next_index):
 def watched_next(step):
     @functools.wraps(step)
     def __next__(self):
-        tally = getattr(self, "_clinic_tally", None)
-        if tally is None:
+        seen = getattr(self, "_clinic_seen", None)
+        if seen is None:
             return step(self)
-        if tally["pid"] != os.getpid():  # an iterator a forked process inherited: its own tally
-            tally = self._clinic_tally = dict(tally, pid=os.getpid(), batches=0, samples=0, main_cpu_s=0.0,
-                                              wait_s=0.0)
-            self._clinic_last = None
-        called = time.monotonic()
-        cpu = time.thread_time()  # the training thread's own: a thread pool's spinning is not its work
-        batch = step(self)  # StopIteration and errors pass through untouched
-        try:
-            last, now = self._clinic_last, time.monotonic()
-            if last is not None:  # the training process's own work since the previous batch
-                tally["main_cpu_s"] += cpu - last
-                # the steady state, as a script's utilisation is (the first batch also starts the
-                # workers): the loop's time between batches, and its waiting in this call
-                tally["step_s"] = tally.get("step_s", 0.0) + called - self._clinic_returned
-                tally["steady_wait_s"] = tally.get("steady_wait_s", 0.0) + now - called
-            tally["wait_s"] += now - called
-            tally["batches"] += 1
-            tally["samples"] += _samples(batch)
-            write(tally)
-            _write_delivered(self, tally, batch)
-            self._clinic_last, self._clinic_returned = time.thread_time(), time.monotonic()
-        except Exception:
-            pass
-        return batch
+        return seen.deliver(lambda: step(self), lambda batch, delivery: _delivered(self, batch, delivery))
     return __next__
 
 
-def _write_delivered(iterator, tally: dict, batch) -> None:
+def _tallied(tally: dict, seen: Observer) -> dict:
+    """The epoch's record: the observer's sums, in the process iterating now (a forked one has its own)."""
+    tally.update(pid=seen.pid, batches=seen.batches, samples=seen.samples, main_cpu_s=seen.cpu_s,
+                 wait_s=seen.waited_s)
+    if seen.batches > 1:  # the steady state, as a script's utilisation is (the first batch also starts workers)
+        tally.update(step_s=seen.step_s, steady_wait_s=seen.steady_waited_s)
+    return tally
+
+
+def _delivered(iterator, batch, delivery) -> None:
+    try:
+        tally = _tallied(iterator._clinic_tally, iterator._clinic_seen)
+        write(tally)
+        _write_delivered(iterator, tally, batch, delivery.worker)
+    except Exception:
+        pass
+
+
+def _write_delivered(iterator, tally: dict, batch, worker: int | None) -> None:
     """What the model receives in this batch: each sample's fingerprint, the training process's
     copy of the dataset as it stands, and /dev/shm's use now."""
     fields = [] if os.environ.get(FIELDS_ENV) else None  # each tensor's rows too, where the grade asks
     asked = getattr(iterator, "_clinic_asked", None)
     indices = _asked_and_got(asked.pop(0), batch) if asked else {}
     write({**indices, "k": "batch", "pid": tally["pid"], "lid": tally["lid"], "epoch": tally["epoch"],
-           "workers": tally["workers"], "fp": fingerprints.sample_fingerprints(batch, fields), "fields": fields,
+           "workers": tally["workers"], "worker": worker, "fp": Observer.fingerprints(batch, fields), "fields": fields,
            "bytes": fingerprints.sample_bytes(batch),
            "ds": fingerprints.dataset_state(getattr(iterator, "_dataset", None)),
            "shm_mb": fingerprints.shm_used_mb()})
@@ -137,20 +132,3 @@ def _asked_and_got(indices, batch) -> dict:
         return {"asked": [int(i) for i in indices], "got": [int(i) for i in field.tolist()]}
     except Exception:
         return {}
-
-
-def _samples(batch) -> int:
-    """Samples in a batch: the first dimension of its first tensor or array, or its length."""
-    for _ in range(4):
-        shape = getattr(batch, "shape", None)
-        if shape is not None:
-            return int(shape[0]) if len(shape) else 1
-        if isinstance(batch, dict) and batch:
-            batch = next(iter(batch.values()))
-        elif isinstance(batch, (list, tuple)) and batch:
-            if not isinstance(batch[0], (list, tuple, dict)) and getattr(batch[0], "shape", None) is None:
-                return len(batch)
-            batch = batch[0]
-        else:
-            break
-    return 1

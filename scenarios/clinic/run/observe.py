@@ -8,9 +8,10 @@ then wraps:
 
 - DataLoader.__init__ (loop_hook.py): each loader as built (num_workers, batch_size, start method,
   persistent_workers, prefetch_factor);
-- DataLoader.__iter__ and the iterators' __next__: batches and samples delivered per epoch per loader
-  in the training process, the CPU time its training thread spent between two batches, the loop's
-  time between batches against its waiting in __next__, and for each
+- DataLoader.__iter__ and the iterators' __next__, through the observer the doctor's probe uses too
+  (scenarios/clinic/observer.py): batches and samples delivered per epoch per loader in the training
+  process, the CPU time its training thread spent between two batches, the loop's time between
+  batches against its waiting in __next__, the worker that made each batch, and for each
   batch what the model receives: each sample's fingerprint (its bytes), its size, the training
   process's dataset state, and /dev/shm's use at that moment (fingerprints.py);
 - the iterators' _next_index, where the grade asks (ASKED_ENV): the indices the sampler asked for,
