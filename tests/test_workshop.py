@@ -6,6 +6,7 @@ End to end (a run each, ~3 s of `import torch` plus the script): the alternative
 and 05, and one cheat whose run is the evidence (no workers).  Everything else is judged without
 running a script, on a recorded result or on the source alone.
 """
+import importlib.util
 import json
 import os
 import re
@@ -246,6 +247,26 @@ def test_a_shortcut_is_rejected_on_what_the_hook_saw(file, number, said):
 def test_a_changed_stage_fails_without_a_run(file, number, said):
     grade = workshop.grade(SCENARIOS[number], None, (ATTEMPTS / file).read_text(), source(number, "broken"))
     assert grade.state == workshop.NOT_YET and any(p.startswith(said) for p in grade.problems), grade.problems
+
+
+def corpus_rows() -> list[dict]:
+    """The attempts corpus's table, as try_all.py (its one reader) reads it."""
+    spec = importlib.util.spec_from_file_location("try_all", ATTEMPTS / "try_all.py")
+    try_all = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(try_all)
+    return try_all.rows(try_all.TABLE.read_text())
+
+
+# Every attempt of the corpus read from its source alone, against broken.py as it is now: one whose
+# row says it fails without a run still does, with that sentence; every other keeps what the
+# exercise keeps, so that its verdict rests on its run.  A broken.py changed under the corpus shows
+# here, instead of as an alternative failing, or a shortcut rejected for the wrong reason.
+@pytest.mark.parametrize("row", corpus_rows(), ids=lambda row: row["file"].rsplit("/", 1)[-1])
+def test_each_corpus_attempt_is_judged_on_its_run_or_as_its_row_says_without_one(row):
+    number = row["exercise"]
+    grade = workshop.grade(SCENARIOS[number], None, (REPO_ROOT / row["file"]).read_text(), source(number, "broken"))
+    first = grade.problems[0].replace("|", "/") if grade.problems else None
+    assert first in (None, row["said"]), f"said without a run: {first}; the table: {row['said']}"
 
 
 # broken.py, its own output swallowed, printing fixed.py's evidence and figures as its run recorded them:

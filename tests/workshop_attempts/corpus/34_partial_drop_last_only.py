@@ -7,16 +7,11 @@ Scenario 34, broken: every new batch shape from the loader is a new graph, until
     python scenarios/34_compile_recompiles_on_batch_shapes/broken.py   # exits 1: recompile limit hit
     python scenarios/34_compile_recompiles_on_batch_shapes/fixed.py    # a few graphs, every step compiled
 
-A small token model trained for 3 epochs on 30 sequences of 8 to 64 tokens, in batches of 4
-from a DataLoader with 2 workers, the training step under torch.compile(dynamic=False), as
-one compiles for static-shape kernels.  The collate pads each batch to its longest sequence,
-and 30 is not a multiple of 4: the last batch of each epoch holds 2.  Dynamo guards on every
-tensor size, so each new (batch, length) pair recompiles the step; after 8 graphs it hits
-its recompile_limit, warns once, and runs every later new shape without compiling.
-torch._logging.set_logs(recompiles=True) prints each recompilation and its reason (as
-TORCH_LOGS=recompiles does); the figures are torch's own counters.  The backend is
-aot_eager: the guards and recompilations are dynamo's, whatever backend compiles the graph.
-fixed.py: drop_last=True and padding to a multiple of 16 tokens (4 shapes at most).
+A token model trained 3 epochs on 30 sequences of 8-64 tokens, in batches of 4 from 2 workers, its
+step under torch.compile(dynamic=False; backend aot_eager: the guards are dynamo's, whatever the
+backend).  The collate pads each batch to its longest sequence and the last batch holds 2: each new
+(batch, length) recompiles; past 8 graphs dynamo runs new shapes uncompiled (torch's own counters;
+set_logs(recompiles=True) prints each reason).  fixed.py: drop_last=True, lengths rounded up to 16.
 """
 import sys
 
@@ -78,8 +73,7 @@ def main():
                "recompiles": counters["frames"]["total"] - 1,
                "frames_refused": counters["frames"]["total"] - counters["frames"]["ok"],
                "eager_steps": model.eager_steps}
-    for name, value in figures.items():
-        print(f"metric {name}={value}")
+    print("\n".join(f"metric {name}={value}" for name, value in figures.items()))
     if figures["frames_refused"] or figures["graphs"] > 4:
         sys.exit(f"torch.compile built {figures['graphs']} graphs for {figures['batch_shapes']} batch shapes and "
                  f"ran {figures['eager_steps']} steps uncompiled")
