@@ -1,6 +1,7 @@
-"""One fingerprint of a sample, for the two places that count samples: the grader's hook
-(run/observe.py, in an attempt's training process) and the doctor's probe (doctor/probe_child.py).
-Both count scenario 13's repeated samples, so both must call a sample the same thing.
+"""One fingerprint of a sample, which observer.py hands to both places that count samples: the
+grader's hook (run/loop_hook.py, in an attempt's training process) and the doctor's probe
+(doctor/probe_child.py).  Both count scenario 13's repeated samples, so both must call a sample the
+same thing.
 
 Loaded inside an attempt's processes: it imports numpy only when it fingerprints, never torch, and
 never touches the attempt's own random generators.
