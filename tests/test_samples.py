@@ -1,11 +1,13 @@
 """One observer of a DataLoader and one fingerprint of a sample (scenarios/clinic/observer.py,
 samples.py): the grader's hook and the doctor's probe watch a loader through the same observer, so
 they count waits, workers and scenario 13's repeated samples alike, on real workers."""
+import gc
 import os
+import weakref
 
 import pytest
 import torch
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, dataloader
 
 from conftest import load_scenario_module
 from scenarios.clinic.doctor import probe_child
@@ -21,10 +23,10 @@ FOLDER = "13_iterable_dataset_duplicates"
 def watched(loader) -> list:
     """Every batch of one epoch through the observer: (batch, delivery) pairs."""
     iterator = iter(loader)
-    observer, seen = Observer(iterator), []
+    observer, seen = Observer(), []
     while True:
         try:
-            observer.deliver(iterator.__next__, lambda batch, delivery: seen.append((batch, delivery)))
+            observer.deliver(iterator, iterator.__next__, lambda batch, delivery: seen.append((batch, delivery)))
         except StopIteration:
             return seen
 
@@ -47,15 +49,16 @@ def test_the_observer_names_the_worker_of_each_batch_and_times_the_loop():
 
 def test_the_watchers_work_is_not_counted_as_the_loops_and_its_error_is_its_own():
     iterator = iter(DataLoader(torch.arange(12.0), batch_size=4))
-    observer = Observer(iterator)
-    observer.deliver(iterator.__next__, lambda batch, delivery: sum(range(3_000_000)))  # the watcher's own work
-    observer.deliver(iterator.__next__)
+    observer = Observer()
+    own_work = lambda batch, delivery: sum(range(3_000_000))  # noqa: E731  (the watcher's, not the loop's)
+    observer.deliver(iterator, iterator.__next__, own_work)
+    observer.deliver(iterator, iterator.__next__)
     assert observer.batches == 2 and observer.step_s < 0.02 and observer.samples == 8
 
     def fails(batch, delivery):
         raise ValueError("the watcher's")
     with pytest.raises(ValueError, match="the watcher's"):
-        observer.deliver(iterator.__next__, fails)
+        observer.deliver(iterator, iterator.__next__, fails)
 
 
 def test_an_odd_batch_is_still_delivered_and_a_forked_process_counts_its_own():
@@ -63,12 +66,34 @@ def test_an_odd_batch_is_still_delivered_and_a_forked_process_counts_its_own():
         shape = property(lambda self: 1 / 0)  # counting it fails: the loop still gets its batch
 
     iterator = iter([Odd(), 1, 2])
-    observer = Observer(iterator)
-    assert isinstance(observer.deliver(iterator.__next__), Odd) and observer.batches == 0
-    observer.deliver(iterator.__next__)
+    observer = Observer()
+    assert isinstance(observer.deliver(iterator, iterator.__next__), Odd) and observer.batches == 0
+    observer.deliver(iterator, iterator.__next__)
     observer.pid = os.getpid() + 1  # as an iterator a forked child inherited finds it
-    observer.deliver(iterator.__next__)
+    observer.deliver(iterator, iterator.__next__)
     assert observer.batches == 1 and observer.pid == os.getpid()
+
+
+def test_a_hooked_iterator_the_loop_drops_is_freed_at_once_with_its_workers(monkeypatch):
+    """The hook's observer holds no reference to the iterator that holds it: a loop that drops its
+    iterator mid-epoch ends its workers then, as without the hook, not at a later garbage collection."""
+    monkeypatch.setattr(DataLoader, "__iter__", loop_hook.watched_iter(DataLoader.__iter__))
+    monkeypatch.setattr(dataloader._BaseDataLoaderIter, "__next__",
+                        loop_hook.watched_next(dataloader._BaseDataLoaderIter.__next__))
+    loader = DataLoader(torch.arange(64.0), batch_size=4, num_workers=2, multiprocessing_context="fork", timeout=60)
+    iterator = iter(loader)
+    next(iterator)
+    workers, dropped = [w for w in iterator._workers], weakref.ref(iterator)
+    assert iterator._clinic_seen.batches == 1
+    gc.disable()
+    try:
+        del iterator
+        assert dropped() is None
+        for worker in workers:
+            worker.join(timeout=30)
+        assert not any(worker.is_alive() for worker in workers)
+    finally:
+        gc.enable()
 
 
 @pytest.mark.parametrize("variant, workers, repeats", [("broken", 2, 30), ("fixed", 2, 0)])

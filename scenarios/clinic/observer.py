@@ -30,13 +30,14 @@ class Delivery:
 
 
 class Observer:
-    """Call `deliver(step, then)` in place of `step()`, the iterator's own next: the batch.  `then(batch,
+    """Call `deliver(iterator, step, then)` in place of `step()`, the iterator's own next: the batch.  `then(batch,
     delivery)` is the watcher's own work on it, done before the loop's clock starts again: its cost is
     the watcher's, not the loop's.  Running sums (`waited_s`, `steady_waited_s`, `step_s`, `cpu_s`,
-    `batches`, `samples`) cover this iteration; an iterator a forked process inherited starts its own."""
+    `batches`, `samples`) cover this iteration; an iterator a forked process inherited starts its own.
+    It holds no reference to the iterator: the iterator, which holds it, is freed as the loop drops
+    it, and its workers end then, not at the next garbage collection."""
 
-    def __init__(self, iterator):
-        self.iterator = iterator
+    def __init__(self):
         self._begin()
 
     def _begin(self) -> None:
@@ -46,17 +47,17 @@ class Observer:
         self._returned: float | None = None
         self._cpu: float | None = None
 
-    def deliver(self, step, then=None):
+    def deliver(self, iterator, step, then=None):
         try:
             if self.pid != os.getpid():
                 self._begin()
-            tasks = dict(getattr(self.iterator, "_task_info", None) or {})  # next() pops its batch's: read before
+            tasks = dict(getattr(iterator, "_task_info", None) or {})  # next() pops its batch's: read before
         except Exception:
             tasks = {}
         called, cpu = time.monotonic(), time.thread_time()
         batch = step()  # StopIteration and errors pass through untouched
         try:
-            delivery = self._count(batch, called, cpu, tasks)
+            delivery = self._count(batch, called, cpu, tasks, getattr(iterator, "_rcvd_idx", 0))
         except Exception:  # the observer's own failure never costs the loop its batch
             delivery = None
         if then is not None and delivery is not None:
@@ -64,10 +65,10 @@ class Observer:
         self._returned, self._cpu = time.monotonic(), time.thread_time()
         return batch
 
-    def _count(self, batch, called: float, cpu: float, tasks: dict) -> Delivery:
+    def _count(self, batch, called: float, cpu: float, tasks: dict, received: int) -> Delivery:
         now = time.monotonic()
         count = batch_samples(batch)  # first: a batch it cannot count leaves the sums as they were
-        worker = tasks.get(getattr(self.iterator, "_rcvd_idx", 0) - 1, (None,))[0]
+        worker = tasks.get(received - 1, (None,))[0]
         step_s = cpu_s = None
         if self._returned is not None:  # the loop's own work since the batch before
             step_s, cpu_s = called - self._returned, cpu - self._cpu

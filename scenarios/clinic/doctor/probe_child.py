@@ -96,7 +96,7 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
     emit(events.WORKERS_STARTED, pids=[p.pid for p in workers], seconds=round(time.perf_counter() - started, 3),
          parent_uss=round(parent[0], 1) if parent else None)
     waits = CpuWait().start()  # how much of the time other work keeps this process and its workers off a CPU
-    observer, hashes, by_worker = Observer(iterator), [], {}
+    observer, hashes, by_worker = Observer(), [], {}
     count, measuring_s, last_sample, ended = 0, 0.0, -1.0, False
 
     def seen(batch, delivery) -> None:
@@ -111,7 +111,7 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
 
     for count in range(1, (MAX_STREAM_BATCHES if iterable else MAX_BATCHES) + 1):
         try:
-            observer.deliver(iterator.__next__, seen)
+            observer.deliver(iterator, iterator.__next__, seen)
         except StopIteration:
             count, ended = count - 1, True
             break
@@ -142,7 +142,7 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
     watch = state_probe.Watch(loader, initial or {}) if not workers else None
     started, cpu_started = time.perf_counter(), time.process_time()
     iterator = doctor_made(lambda: iter(copy_of(loader, workers)))
-    observer, hashes, firsts = Observer(iterator), [], []
+    observer, hashes, firsts = Observer(), [], []
 
     def seen(batch, delivery) -> None:
         if delivery.n == 1:
@@ -156,7 +156,7 @@ def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool
     count, ended = 0, False
     for count in range(1, max(batches, 1) + 1):
         try:
-            observer.deliver(iterator.__next__, seen)
+            observer.deliver(iterator, iterator.__next__, seen)
         except StopIteration:
             count, ended = count - 1, True
             break

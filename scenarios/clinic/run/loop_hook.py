@@ -62,7 +62,7 @@ def watched_iter(iterate):
         iterator = iterate(self)
         try:
             epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
-            iterator._clinic_seen = Observer(iterator)
+            iterator._clinic_seen = Observer()
             iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
                                       "epoch": epoch, "workers": self.num_workers}
             write(_tallied(iterator._clinic_tally, iterator._clinic_seen))
@@ -90,7 +90,7 @@ def watched_next(step):
         seen = getattr(self, "_clinic_seen", None)
         if seen is None:
             return step(self)
-        return seen.deliver(lambda: step(self), lambda batch, delivery: _delivered(self, batch, delivery))
+        return seen.deliver(self, lambda: step(self), lambda batch, delivery: _delivered(self, batch, delivery))
     return __next__
 
 
