@@ -63,11 +63,12 @@ def test_the_watchers_work_is_not_counted_as_the_loops_and_its_error_is_its_own(
 
 def test_an_odd_batch_is_still_delivered_and_a_forked_process_counts_its_own():
     class Odd:
-        shape = property(lambda self: 1 / 0)  # counting it fails: the loop still gets its batch
+        shape = property(lambda self: 1 / 0)  # its samples cannot be counted: the loop still gets it
 
     iterator = iter([Odd(), 1, 2])
-    observer = Observer()
-    assert isinstance(observer.deliver(iterator, iterator.__next__), Odd) and observer.batches == 0
+    observer, seen = Observer(), []
+    odd = observer.deliver(iterator, iterator.__next__, lambda batch, delivery: seen.append(delivery))
+    assert isinstance(odd, Odd) and observer.batches == 1 and seen[0].samples == 1
     observer.deliver(iterator, iterator.__next__)
     observer.pid = os.getpid() + 1  # as an iterator a forked child inherited finds it
     observer.deliver(iterator, iterator.__next__)

@@ -26,16 +26,15 @@ class Delivery:
     cpu_s: float | None    # the iterating thread's CPU in that time (a thread pool's is not its)
     samples: int
     worker: int | None     # the worker that made it, from torch's task records; None without workers
-    at: float              # time.monotonic() when next() returned it
 
 
 class Observer:
-    """Call `deliver(iterator, step, then)` in place of `step()`, the iterator's own next: the batch.  `then(batch,
-    delivery)` is the watcher's own work on it, done before the loop's clock starts again: its cost is
-    the watcher's, not the loop's.  Running sums (`waited_s`, `steady_waited_s`, `step_s`, `cpu_s`,
-    `batches`, `samples`) cover this iteration; an iterator a forked process inherited starts its own.
-    It holds no reference to the iterator: the iterator, which holds it, is freed as the loop drops
-    it, and its workers end then, not at the next garbage collection."""
+    """Call `deliver(iterator, step, then)` in place of `step()`, the iterator's own next: the batch.
+    `then(batch, delivery)` is the watcher's own work on it, done before the loop's clock starts
+    again: its cost is the watcher's, not the loop's.  Running sums (`waited_s`, `steady_waited_s`,
+    `step_s`, `cpu_s`, `batches`, `samples`) cover this iteration; an iterator a forked process
+    inherited starts its own.  It holds no reference to the iterator: the iterator, which holds it,
+    is freed as the loop drops it, and its workers end then, not at the next garbage collection."""
 
     def __init__(self):
         self._begin()
@@ -67,7 +66,10 @@ class Observer:
 
     def _count(self, batch, called: float, cpu: float, tasks: dict, received: int) -> Delivery:
         now = time.monotonic()
-        count = batch_samples(batch)  # first: a batch it cannot count leaves the sums as they were
+        try:
+            count = batch_samples(batch)
+        except Exception:  # a batch whose shape cannot be read: a batch still, of one sample as any unknown
+            count = 1
         worker = tasks.get(received - 1, (None,))[0]
         step_s = cpu_s = None
         if self._returned is not None:  # the loop's own work since the batch before
@@ -78,7 +80,7 @@ class Observer:
         self.batches += 1
         self.waited_s += now - called
         self.samples += count
-        return Delivery(self.batches, now - called, step_s, cpu_s, count, worker, now)
+        return Delivery(self.batches, now - called, step_s, cpu_s, count, worker)
 
     @staticmethod
     def fingerprints(batch, fields: list | None = None) -> list[str]:

@@ -38,9 +38,9 @@ from torch.utils.data import DataLoader, IterableDataset
 from scenarios.clinic.doctor import cuda_requests, events, state_probe
 from scenarios.clinic.doctor.fingerprints import (attribute_fingerprints, batch_shape, cache_like, fingerprint,
                                                   per_worker)
-from scenarios.clinic.observer import Observer
 from scenarios.clinic.doctor.probe_loaders import copy_of, doctor_made, shut_down
 from scenarios.clinic.doctor.probe_ranks import read_as_ranks
+from scenarios.clinic.observer import Observer
 from scenarios.host import usable_cores
 from scenarios.instruments import CpuWait, loader_memory_bytes, open_fd_count, process_memory_mb
 
