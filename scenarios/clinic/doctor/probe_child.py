@@ -7,10 +7,9 @@ measured before a hang, a crash or the doctor's time limit survives.  The doctor
 runs it through supervise.py, which kills and reaps the whole tree afterwards.
 
 Stages, each bounded in time (the doctor also watches the clock from outside):
-  iterate    the loader as configured, watched through the grader's observer (observer.py): time to
-             the first batch, its bytes and tensors, each worker's private memory (USS), open
-             descriptors and /dev/shm bytes after every full round of the workers, and for an
-             IterableDataset each worker's samples (duplicates across workers);
+  iterate    the loader as configured, through the grader's observer (observer.py): the first batch's
+             time, bytes and tensors, each worker's USS, open descriptors and /dev/shm bytes after
+             every full round of the workers, and a stream's samples by worker (duplicates across them);
              beside it, in a child forked first, the CUDA a worker would ask for (cuda_requests)
   compare    the same batches the other way round (num_workers=0, or 2 workers for a loader that
              has none): wall and CPU time per batch, and whether reading samples changed the
@@ -104,9 +103,7 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
         if delivery.n == 1:
             emit(events.FIRST_BATCH, seconds=round(now, 3), **batch_shape(batch))
         if iterable:  # a stream's samples, under the worker that made each (13's count)
-            samples = observer.fingerprints(batch)
-            by_worker.setdefault(str("?" if delivery.worker is None else delivery.worker), []).extend(samples)
-            hashes.extend(samples)
+            hashes.extend(_kept_by_worker(by_worker, delivery.worker, observer.fingerprints(batch)))
         emit(events.BATCH, n=delivery.n, seconds=round(now, 3), measuring_s=round(measuring_s, 3))
 
     for count in range(1, (MAX_STREAM_BATCHES if iterable else MAX_BATCHES) + 1):
@@ -122,14 +119,19 @@ def iterate(loader: DataLoader, budget_s: float, parent: tuple | None) -> dict:
             break
     if count and workers:
         measuring_s += _read_memory(workers, count)
-    seconds = time.perf_counter() - started
-    result = {"batches": count, "seconds": round(seconds, 3), "measuring_s": round(measuring_s, 3),
-              "cpu_wait_share": round(waits.share(), 3),
+    result = {"batches": count, "seconds": round(time.perf_counter() - started, 3),
+              "measuring_s": round(measuring_s, 3), "cpu_wait_share": round(waits.share(), 3),
               "cpu_seconds": round(time.process_time() - cpu_started, 3),
               "samples": len(hashes), "sample_hashes": hashes, "ended": ended, **per_worker(by_worker)}
     shut_down(iterator)
     del iterator
     return result
+
+
+def _kept_by_worker(by_worker: dict, worker: int | None, samples: list) -> list:
+    """A stream's samples, kept under the worker that made them ('?' where torch did not say)."""
+    by_worker.setdefault(str("?" if worker is None else worker), []).extend(samples)
+    return samples
 
 
 def compare(loader: DataLoader, batches: int, budget_s: float, first_batch: bool = False,
