@@ -164,21 +164,6 @@ def test_leftover_torch_shm_files_are_removed_and_reported(tmp_path):
     assert not (Path("/dev/shm") / name).exists()
 
 
-def test_a_semaphore_a_sigkill_left_under_glibcs_temporary_name_is_removed():
-    # glibc's sem_open writes a new semaphore under sem.XXXXXX, then links and unlinks it: one a
-    # SIGKILL left there carries no pid and was never mapped at the run's end, yet it is the run's.
-    before = supervise.shm_names()
-    temporary, named = Path("/dev/shm/sem.Zq81xT"), Path("/dev/shm/sem.mp-clinic-test")
-    try:
-        temporary.write_bytes(bytes(32))
-        named.write_bytes(bytes(32))  # a named one nobody in this run mapped: not its to remove
-        assert supervise.remove_leaked_shm(before, set()) == [temporary.name]
-        assert not temporary.exists() and named.exists()
-    finally:
-        temporary.unlink(missing_ok=True)
-        named.unlink(missing_ok=True)
-
-
 @pytest.mark.parametrize("argument, message", [
     ("99", "no scenario 99; available: "),
     ("x3", "'x3' is not a scenario number"),

@@ -9,7 +9,6 @@ exit status; on a hang `where_stuck()` shows each process's stack.
 from __future__ import annotations
 
 import os
-import re
 import resource
 import shutil
 import signal
@@ -248,25 +247,17 @@ def _inode(name: str) -> int | None:
         return None
 
 
-# glibc's sem_open makes a semaphore under a temporary name (sem.XXXXXX), maps it, links it to its
-# real name and unlinks the temporary within microseconds: one still there after a run, mapped by
-# nobody, is a creation a SIGKILL cut short (a multiprocessing queue or lock being made; seen once
-# in a suite run that SIGKILLs jobs at epoch ends, where each new iterator makes its queues).
-GLIBC_TEMPORARY = re.compile(r"sem\.[A-Za-z0-9]{6}")
-
-
 def remove_leaked_shm(before: set[str], seen, ours: set[int] = frozenset()) -> list[str]:
     """Remove what a run left in /dev/shm and name it: a leak is reported, and never left behind.
     torch's files are named torch_<creator pid>_…: those of processes outside this run stay, so
     runs side by side never take each other's.  multiprocessing's semaphores (sem.mp-…, left when
     a SIGKILL stops the resource tracker's clean-up) carry no pid: `ours` are the inodes the run's
-    processes mapped when it ended; one of them, or a glibc temporary, still there and mapped by
-    nobody is a leak."""
+    processes mapped when it ended; one of them still there and mapped by nobody is a leak."""
     from scenarios.instruments import shm_file_creator
 
     new = shm_names() - before
     leaked = sorted(n for n in new if n.startswith("torch_") and shm_file_creator(n) in (None, *seen))
-    semaphores = sorted(n for n in new if n.startswith("sem.") and (_inode(n) in ours or GLIBC_TEMPORARY.fullmatch(n)))
+    semaphores = sorted(n for n in new if n.startswith("sem.") and _inode(n) in ours)
     if semaphores:
         mapped = semaphore_inodes()
         leaked += [n for n in semaphores if _inode(n) not in mapped]
