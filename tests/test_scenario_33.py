@@ -2,6 +2,7 @@
 one feeder traceback per lost batch and no batch, where each process waits, what the fixed loader
 delivers, and that explain, the doctor's probe and `doctor --pid` name scenario 33 from what the
 broken run really printed and where it really stopped."""
+import itertools
 import re
 import signal
 import subprocess
@@ -106,6 +107,26 @@ def test_oracle_fixed_workers_yield_what_the_main_process_yields():
 def test_explain_names_33_from_the_broken_output_alone(report):
     found = [(f.scenario, f.check) for f in explain_text(report["variants"]["broken"]["output"])]
     assert found == [("33", "unpicklable-sample")]
+
+
+def test_explain_names_33_from_two_workers_feeder_tracebacks_however_their_lines_interleave(report):
+    # Each worker's feeder prints its traceback a frame per write into one pipe: under load (CI, a busy
+    # core) one worker's error line can land right under the other's header, away from the _feed frame.
+    output = report["variants"]["broken"]["output"].splitlines()
+    first = next(i for i, line in enumerate(output) if line.startswith("Traceback"))
+    error = next(i for i in range(first, len(output)) if PICKLING_ERROR.match(output[i]))
+    lines = output[first:error + 1]
+    writes = [[lines[0]]] + [lines[i:j] for i, j in itertools.pairwise(
+        [i for i, line in enumerate(lines) if line.lstrip().startswith("File ")] + [len(lines) - 1])] + [[lines[-1]]]
+    assert FEEDER_FRAME.search("\n".join(writes[1])) and len(writes) >= 3
+    one, two = writes * 2, writes   # a worker's two tracebacks while the other prints one
+    named = set()
+    for from_one in itertools.combinations(range(len(one) + len(two)), len(one)):
+        sources, merged = (iter(one), iter(two)), []
+        for at in range(len(one) + len(two)):
+            merged += next(sources[at not in from_one])
+        named.add(tuple((f.scenario, f.check) for f in explain_text("\n".join(merged))))
+    assert named == {(("33", "unpicklable-sample"),)}
 
 
 def test_explain_names_33_before_the_timeout_it_caused(report):

@@ -245,12 +245,13 @@ def _consequence(finding: Finding, warned: bool, findings: list[Finding], fatal:
 
 
 def _outranked(findings: list[Finding], warnings: set[int]) -> list[Finding]:
-    """Without a warning whose scenario another finding's check wins over (WINS_OVER): 09's "Got pickle
-    error when attempting to start a worker" says a worker could not be pickled; what could not be (a
-    lock: 01, an open file: 11, an h5py handle: 18) decides the lesson.  A traceback's own finding stays."""
+    """Without a warning or an uncertain finding whose scenario another finding's check wins over (WINS_OVER):
+    09's "Got pickle error when attempting to start a worker": what could not be pickled (a lock: 01, a file: 11)
+    decides the lesson.  Two workers' tracebacks interleave, so an error line can land away from the frame that
+    shows its mechanism (33's feeder) and read alone as 11's: the same failure.  A certain finding stays."""
     wins = {c.SCENARIO: set(getattr(c, "WINS_OVER", ())) - {"*"} for c in checks.CHECKS}
     beaten = {lost for f in findings for lost in wins.get(f.scenario, ())}
-    return [f for f in findings if not (id(f) in warnings and f.scenario in beaten)]
+    return [f for f in findings if not ((id(f) in warnings or f.level != CERTAIN) and f.scenario in beaten)]
 
 
 def _in_a_rank(text: str) -> list[tuple[int, Finding, bool]]:
