@@ -67,11 +67,14 @@ def pytest_collection_modifyitems(config, items):
 
 
 def _unmapped_semaphores() -> set[str]:
-    """multiprocessing's semaphores in /dev/shm that no process maps: left by a SIGKILLed resource tracker."""
-    from scenarios.clinic.run.supervise import semaphore_inodes
+    """multiprocessing's semaphores in /dev/shm that no process maps (left by a SIGKILLed resource tracker),
+    and glibc's temporaries of semaphores a SIGKILL cut short in the making."""
+    from scenarios.clinic.run.shm_leaks import GLIBC_TEMPORARY, semaphore_inodes
     shm = Path("/dev/shm")
     found = {}
-    for path in shm.glob("sem.mp-*") if shm.is_dir() else ():
+    for path in shm.glob("sem.*") if shm.is_dir() else ():
+        if not (path.name.startswith("sem.mp-") or GLIBC_TEMPORARY.fullmatch(path.name)):
+            continue
         try:
             found[path.name] = path.stat().st_ino
         except OSError:  # removed meanwhile

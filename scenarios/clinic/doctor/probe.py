@@ -115,7 +115,8 @@ class _Watch:
 
 def run_probe(order: dict, limit_s: float = PROBE_LIMIT_S, build_s: float = 0.0) -> ProbeResult:
     """Start the probe's child program under supervision, watch it, and stop it for good."""
-    from scenarios.clinic.run.supervise import Supervised, remove_leaked_shm, shm_names
+    from scenarios.clinic.run.shm_leaks import remove_leaked_shm, shm_names
+    from scenarios.clinic.run.supervise import Supervised
 
     result = ProbeResult()
     folder = Path(tempfile.mkdtemp(prefix=events.PROBE_FOLDER_PREFIX))

@@ -38,7 +38,8 @@ from scenarios.clinic.run.report import LiveStatus, verdict  # noqa: F401  (note
 from scenarios.clinic.run.report import torch_version
 from scenarios.clinic.run.result import VariantResult
 from scenarios.clinic.run.sampling import SAMPLE_EVERY_S, MemorySeries
-from scenarios.clinic.run.supervise import Supervised, remove_leaked_shm, shm_names
+from scenarios.clinic.run.shm_leaks import remove_leaked_shm, shm_names
+from scenarios.clinic.run.supervise import Supervised
 
 RESULTS_ENV = "CLINIC_RESULTS_DIR"
 OBSERVE_FIXED_ENV = "CLINIC_OBSERVE_FIXED"

@@ -23,6 +23,7 @@ import psutil
 
 from scenarios.clinic import REPO_ROOT
 from scenarios.clinic.paths import RUN_FOLDER_PREFIX, readable_paths
+from scenarios.clinic.run.shm_leaks import semaphore_inodes
 from scenarios.host import py_spy_path
 from scenarios.instruments import helper_kind
 
@@ -220,50 +221,6 @@ def _cpu_of_waited_children() -> float:
     orphan, so once it is reaped, its whole run is in here."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def shm_names() -> set[str]:
-    """/dev/shm's entries now: taken before a run, for remove_leaked_shm after it."""
-    return {p.name for p in Path("/dev/shm").iterdir()} if Path("/dev/shm").is_dir() else set()
-
-
-def semaphore_inodes(pids=None) -> set[int]:
-    """Inodes of the POSIX semaphores these processes (default: all) have mapped.  sem_open maps
-    a file of /dev/shm into each process that uses it; /proc/PID/maps may show it under glibc's
-    temporary name (sem.XXXXXX (deleted)), never to be matched by name, so the inode tells."""
-    inodes = set()
-    for maps in [Path(f"/proc/{pid}/maps") for pid in pids] if pids is not None else Path("/proc").glob("[0-9]*/maps"):
-        try:
-            inodes |= {int(line.split()[4]) for line in maps.read_text().splitlines() if "/dev/shm/sem." in line}
-        except (OSError, ValueError, IndexError):
-            continue
-    return inodes
-
-
-def _inode(name: str) -> int | None:
-    try:
-        return os.stat(f"/dev/shm/{name}").st_ino
-    except OSError:
-        return None
-
-
-def remove_leaked_shm(before: set[str], seen, ours: set[int] = frozenset()) -> list[str]:
-    """Remove what a run left in /dev/shm and name it: a leak is reported, and never left behind.
-    torch's files are named torch_<creator pid>_…: those of processes outside this run stay, so
-    runs side by side never take each other's.  multiprocessing's semaphores (sem.mp-…, left when
-    a SIGKILL stops the resource tracker's clean-up) carry no pid: `ours` are the inodes the run's
-    processes mapped when it ended; one of them still there and mapped by nobody is a leak."""
-    from scenarios.instruments import shm_file_creator
-
-    new = shm_names() - before
-    leaked = sorted(n for n in new if n.startswith("torch_") and shm_file_creator(n) in (None, *seen))
-    semaphores = sorted(n for n in new if n.startswith("sem.") and _inode(n) in ours)
-    if semaphores:
-        mapped = semaphore_inodes()
-        leaked += [n for n in semaphores if _inode(n) not in mapped]
-    for name in leaked:
-        Path("/dev/shm", name).unlink(missing_ok=True)
-    return leaked
 
 
 def stack_of(pid: int, nonblocking: bool = False, timeout_s: float = 15.0) -> str:
