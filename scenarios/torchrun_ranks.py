@@ -70,5 +70,11 @@ def as_torchrun_job(nproc: int = 2, timeout_s: float = 8.0) -> tuple[int, int]:
 
     if not all(name in os.environ for name in RANK_VARIABLES):
         _launch(nproc)
+    # torch.distributed.nn's functions take `group=group.WORLD` as a default, evaluated when it is first
+    # imported (DistributedDataParallel imports it through torch._dynamo): imported after this call, they
+    # hold the group past destroy_process_group, and its gloo threads die with the interpreter, which
+    # aborted a finished rank ("terminate called without an active exception") about once in 40 runs.
+    import torch.distributed.nn  # noqa: F401  (imported first, the defaults are None: no group is held)
+
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=timeout_s))
     return dist.get_rank(), dist.get_world_size()
