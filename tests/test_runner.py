@@ -165,26 +165,24 @@ def test_leftover_torch_shm_files_are_removed_and_reported(tmp_path):
     assert not (Path("/dev/shm") / name).exists()
 
 
-def test_a_semaphore_a_sigkill_left_under_glibcs_temporary_name_is_removed():
+def test_a_semaphore_a_sigkill_left_under_glibcs_temporary_name_is_removed(tmp_path, monkeypatch):
     # glibc's sem_open writes a new semaphore under sem.XXXXXX, then links and unlinks it: one a
     # SIGKILL left there carries no pid and was never mapped at the run's end, yet it is the run's.
     # One made a moment ago may be another run's creation in flight: it is waited for, and stays its own.
+    # In a folder of the test's own: planted in /dev/shm, the runs beside it would take them (once in CI).
+    monkeypatch.setattr(shm_leaks, "SHM", tmp_path)
     before = shm_leaks.shm_names()
-    left, in_flight = Path("/dev/shm/sem.Zq81xT"), Path("/dev/shm/sem.Zq81xU")
-    named, made_in_flight = Path("/dev/shm/sem.mp-clinic-test"), Path("/dev/shm/sem.mp-clinic-in-flight")
-    try:
-        for path in (left, in_flight, named):
-            path.write_bytes(bytes(32))  # named: one nobody in this run mapped, not its to remove
-        long_ago = time.time() - shm_leaks.TEMPORARY_AGE_S - 1
-        os.utime(left, (long_ago, long_ago))
-        linked = threading.Timer(0.3, lambda: (os.link(in_flight, made_in_flight), in_flight.unlink()))
-        linked.start()
-        assert shm_leaks.remove_leaked_shm(before, set()) == [left.name]
-        linked.join()
-        assert not left.exists() and named.exists() and made_in_flight.exists()
-    finally:
-        for path in (left, in_flight, named, made_in_flight):
-            path.unlink(missing_ok=True)
+    left, in_flight = tmp_path / "sem.Zq81xT", tmp_path / "sem.Zq81xU"
+    named, made_in_flight = tmp_path / "sem.mp-clinic-test", tmp_path / "sem.mp-clinic-in-flight"
+    for path in (left, in_flight, named):
+        path.write_bytes(bytes(32))  # named: one nobody in this run mapped, not its to remove
+    long_ago = time.time() - shm_leaks.TEMPORARY_AGE_S - 1
+    os.utime(left, (long_ago, long_ago))
+    linked = threading.Timer(0.3, lambda: (os.link(in_flight, made_in_flight), in_flight.unlink()))
+    linked.start()
+    assert shm_leaks.remove_leaked_shm(before, set()) == [left.name]
+    linked.join()
+    assert not left.exists() and named.exists() and made_in_flight.exists()
 
 
 @pytest.mark.parametrize("argument, message", [

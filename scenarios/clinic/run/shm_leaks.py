@@ -11,10 +11,12 @@ import re
 import time
 from pathlib import Path
 
+SHM = Path("/dev/shm")  # a test points this at a folder of its own: files planted here, runs beside it would take
+
 
 def shm_names() -> set[str]:
     """/dev/shm's entries now: taken before a run, for remove_leaked_shm after it."""
-    return {p.name for p in Path("/dev/shm").iterdir()} if Path("/dev/shm").is_dir() else set()
+    return {p.name for p in SHM.iterdir()} if SHM.is_dir() else set()
 
 
 def semaphore_inodes(pids=None) -> set[int]:
@@ -32,7 +34,7 @@ def semaphore_inodes(pids=None) -> set[int]:
 
 def _stat(name: str) -> os.stat_result | None:
     try:
-        return os.stat(f"/dev/shm/{name}")
+        return os.stat(SHM / name)
     except OSError:
         return None
 
@@ -68,5 +70,5 @@ def remove_leaked_shm(before: set[str], seen, ours: set[int] = frozenset()) -> l
         mapped = semaphore_inodes()
         leaked += [n for n in semaphores if getattr(_stat(n), "st_ino", None) not in mapped]
     for name in leaked:
-        Path("/dev/shm", name).unlink(missing_ok=True)
+        (SHM / name).unlink(missing_ok=True)
     return leaked
