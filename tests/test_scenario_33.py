@@ -129,6 +129,22 @@ def test_explain_names_33_from_two_workers_feeder_tracebacks_however_their_lines
     assert named == {(("33", "unpicklable-sample"),)}
 
 
+def test_a_certain_11_in_the_same_log_stays_beside_33():
+    # 33 outranks only what is uncertain: an open file a spawned worker could not take, in the
+    # DataLoader's own frames, is 11's failure too, whatever a feeder printed before it.
+    spawn = ("Traceback (most recent call last):\n"
+             '  File "torch/utils/data/dataloader.py", line 1176, in __init__\n    w.start()\n'
+             '  File "python3.11/multiprocessing/reduction.py", line 60, in dump\n'
+             "    ForkingPickler(file, protocol).dump(obj)\n"
+             "TypeError: cannot pickle '_io.BufferedReader' object\n")
+    feeder = ("Traceback (most recent call last):\n"
+              '  File "/usr/lib/python3.11/multiprocessing/queues.py", line 244, in _feed\n'
+              '  File "/usr/lib/python3.11/multiprocessing/reduction.py", line 51, in dumps\n'
+              "TypeError: cannot pickle '_io.BufferedReader' object\n")
+    found = [(f.scenario, f.level) for f in explain_text(feeder + "\n\n" + spawn)]
+    assert found == [("33", "likely"), ("11", "certain")]
+
+
 def test_explain_names_33_before_the_timeout_it_caused(report):
     found = [(f.scenario, f.check) for f in explain_text(report["variants"]["measure_timeout"]["output"])]
     # The timeout alone says only that a batch never came (01's general hang); the feeder's traceback says why.
