@@ -17,7 +17,7 @@ import pytest
 from conftest import REPO_ROOT
 
 from scenarios.clinic.doctor import orphans
-from scenarios.clinic.run.shm_leaks import GLIBC_TEMPORARY, semaphore_inodes, remove_leaked_shm, shm_names
+from scenarios.clinic.run.shm_leaks import semaphore_inodes, remove_leaked_shm, shm_names
 
 JOBS = REPO_ROOT / "tests" / "jobs"
 
@@ -77,11 +77,9 @@ class Job:
         assert not [p for p in self.tree if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
         removed = remove_leaked_shm(self.shm_before, set(self.tree), ours)
         # A SIGKILL can land between a worker's shm_open and its unlink (once in a suite run beside
-        # two spinning processes), or inside glibc's sem_open as a new iterator makes its queues:
-        # those files are the harness's to remove, as the runner does, and they were. The named
-        # semaphores are the resource tracker's, which is left to finish: none may leak.
-        assert not [name for name in removed if not name.startswith("torch_")
-                    and not GLIBC_TEMPORARY.fullmatch(name)], removed
+        # two spinning processes): that file is the harness's to remove, as the runner does, and it
+        # was. The semaphores are the resource tracker's, which is left to finish: none may leak.
+        assert not [name for name in removed if not name.startswith("torch_")], removed
         assert not (shm_names() - self.shm_before) & set(removed)
 
 

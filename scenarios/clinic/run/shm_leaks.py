@@ -39,6 +39,10 @@ def _stat(name: str) -> os.stat_result | None:
         return None
 
 
+def _inode(name: str) -> int | None:
+    return getattr(_stat(name), "st_ino", None)
+
+
 # glibc's sem_open makes a semaphore under a temporary name (sem.XXXXXX), maps it, links it to its real
 # name and unlinks the temporary within microseconds: one still there seconds later, mapped by nobody, is a
 # creation a SIGKILL cut short (seen once in a suite run that SIGKILLs jobs at epoch ends).  One younger may
@@ -58,17 +62,19 @@ def remove_leaked_shm(before: set[str], seen, ours: set[int] = frozenset()) -> l
     torch's files are named torch_<creator pid>_…: those of processes outside this run stay, so
     runs side by side never take each other's.  multiprocessing's semaphores (sem.mp-…, left when
     a SIGKILL stops the resource tracker's clean-up) carry no pid: `ours` are the inodes the run's
-    processes mapped when it ended; one of them, or a glibc temporary, still there and mapped by
-    nobody is a leak."""
+    processes mapped when it ended; one of them still there and mapped by nobody is a leak."""
     from scenarios.instruments import shm_file_creator
 
     new = shm_names() - before
     leaked = sorted(n for n in new if n.startswith("torch_") and shm_file_creator(n) in (None, *seen))
-    semaphores = sorted({n for n in new if n.startswith("sem.") and getattr(_stat(n), "st_ino", None) in ours}
-                        | set(_temporaries(new)))
-    if semaphores:
+    semaphores = [n for n in new if n.startswith("sem.") and _inode(n) in ours]
+    # A glibc temporary names no pid and no process maps it: which run's SIGKILL left it cannot be told
+    # (runs side by side kill theirs too), so it is removed, and reported as no run's leak.
+    abandoned = _temporaries(new)
+    if semaphores or abandoned:
         mapped = semaphore_inodes()
-        leaked += [n for n in semaphores if getattr(_stat(n), "st_ino", None) not in mapped]
-    for name in leaked:
+        leaked += sorted(n for n in semaphores if _inode(n) not in mapped)
+        abandoned = [n for n in abandoned if _inode(n) not in mapped]
+    for name in leaked + abandoned:
         (SHM / name).unlink(missing_ok=True)
     return leaked
