@@ -20,7 +20,7 @@ SETUP :=
 endif
 
 .DEFAULT_GOAL := help
-.PHONY: help setup lint test test-full notebooks figures gpu-check tables workshop workshop-status doctor explain bench clean clean-all list new
+.PHONY: help setup lint test test-full suite-report notebooks figures gpu-check tables workshop workshop-status doctor explain bench clean clean-all list new
 
 help:
 	@echo "DataLoader Clinic: PyTorch DataLoader failures, reproduced and fixed"
@@ -129,13 +129,19 @@ TEST_WORKERS ?= 2
 lint: $(SETUP)
 	$(PYTHON) -m ruff check .
 
+# Two tiers (tests/conftest.py): `make test` deselects the tests marked `full`; `make test-full`
+# runs every test, the myths, measurements, corpora, every attempt and probe and the executed
+# walkthroughs too, and is what CI runs.  Each writes its tests' durations to out/suite/ (junit).
 test: $(SETUP) lint
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup --junitxml=out/suite/test.xml
 
-# The myths (a popular remedy shown failing), the measurements (speed and memory against their
-# bounds) and the executed walkthroughs as well; `make figures` runs the same variants.
 test-full: $(SETUP) lint
-	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup --full
+	$(PYTHON) -m pytest -n $(TEST_WORKERS) --dist loadgroup --full --junitxml=out/suite/full.xml
+
+# Each tier's tests and seconds and the ten slowest, from the newest run in out/suite/ (else the
+# stored one in tests/suite_runs/); RUN=path reads another.
+suite-report:
+	@python3 tests/suite_report.py $(RUN)
 
 notebooks: $(SETUP)
 	$(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb

@@ -1,8 +1,10 @@
 """Shared by the tests: run a scenario through the real command line, as `make` does.
 
-`make test` runs every scenario's broken and fixed variants (broken*, fixed*) and checks the stored
-walkthroughs; `make test-full` (pytest --full) also runs the myth_* and measure_* variants and
-executes the walkthroughs.
+Two tiers, chosen by the `full` marker (pyproject.toml): `make test` (plain `pytest`) deselects the
+tests marked `full` and runs every scenario's broken and fixed variants once, with what the tools
+promise shown once per kind of evidence; `make test-full` (pytest --full, what CI runs) runs every
+test: the corpora, every graded attempt, every probe, the myth_* and measure_* variants, and the
+walkthroughs executed.  Each test's tier is written to the junit file (`make suite-report`).
 Each variant runs once per test session: the runner keeps every result it produces
 in RESULTS_DIR (see scenarios/clinic/run/runner.py, `CLINIC_RESULTS_DIR`), and the scenario tests,
 the parametrized declaration test and the notebooks all read the same runs.
@@ -21,6 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
+from leftovers import end_leftovers, mark_session
 
 from scenarios.clinic.run.runner import OBSERVE_FIXED_ENV, RESULTS_ENV
 from scenarios.synthetic_data import GRADING_SEED
@@ -39,6 +42,9 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     if config.getoption("--full"):  # in each xdist worker too: the option reaches them all
         os.environ[FULL_ENV] = "1"
+    elif not config.option.markexpr:  # `-m` given by hand chooses for itself
+        config.option.markexpr = "not full"
+    config._clinic_suite_mark = mark_session()
     config._clinic_semaphores_before = _unmapped_semaphores()
     # Set before any runner starts, so that notebook kernels inherit it too.
     if not os.environ.get(RESULTS_ENV):
@@ -64,6 +70,7 @@ def pytest_collection_modifyitems(config, items):
         number = re.search(r"test_scenario_(\d\d)|\[(?:corpus/|shortcut_|partial_)?(\d\d)", item.nodeid)
         group = next(g for g in number.groups() if g) if number else item.path.name
         item.add_marker(pytest.mark.xdist_group("08" if group == "test_doctor_loader.py" else group))
+        item.user_properties.append(("tier", "full" if item.get_closest_marker("full") else "test"))
 
 
 def _unmapped_semaphores() -> set[str]:
@@ -82,7 +89,18 @@ def _unmapped_semaphores() -> set[str]:
     return {name for name, inode in found.items() if inode not in mapped}
 
 
+@pytest.hookimpl(trylast=True)  # after xdist has ended its workers
 def pytest_sessionfinish(session, exitstatus):
+    if not hasattr(session.config, "workerinput"):
+        left = end_leftovers(session.config._clinic_suite_mark)
+        if left:
+            print(f"\nerror: {len(left)} process(es) the suite started outlived it, now killed:\n  "
+                  + "\n  ".join(left), file=sys.stderr)
+            session.exitstatus = 1
+    _semaphores_left(session)
+
+
+def _semaphores_left(session):
     # A run's own leaks are its result's leaked_shm_files; this catches a semaphore leaked by a
     # process that died before its run ended, which no single run can attribute.  xdist workers
     # skip it: the controller checks once, after all of them.  A glibc temporary (a creation the

@@ -1,0 +1,72 @@
+"""Nothing the suite starts may outlive it, whatever happens to the test that started it.
+
+Every process the suite starts inherits one environment variable from the pytest process that began
+the session (the xdist workers, the runner's variants, the jobs the doctor examines, their
+DataLoader workers and ranks). A process is the suite's by that mark alone, whichever session or
+process group it moved to and whoever its parent became: a job started in a session of its own by
+a pytest worker that then died (its test past pytest-timeout's limit) is still found.
+
+`tied_to_parent` is the other half: handed to Popen as `preexec_fn`, the kernel ends the child the
+moment the process that started it dies (prctl's PR_SET_PDEATHSIG), without waiting for the suite's end.
+"""
+import ctypes
+import os
+import signal
+import time
+import uuid
+
+import psutil
+
+SUITE_ENV = "CLINIC_SUITE_RUN"
+_PR_SET_PDEATHSIG = 1
+
+
+def mark_session() -> str:
+    """The mark this session's processes carry; set once, by the first pytest process."""
+    return os.environ.setdefault(SUITE_ENV, uuid.uuid4().hex)
+
+
+def tied_to_parent() -> None:
+    """Runs in the child between fork and exec: SIGKILL when the parent dies (Linux; elsewhere nothing)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _ours_to_the_end(process: psutil.Process) -> bool:
+    """This process's own multiprocessing helpers (its resource tracker, its fork server): they end
+    when it does, after the session; ended before, the semaphores they keep would leak."""
+    return process.ppid() == os.getpid() and "multiprocessing" in " ".join(process.cmdline())
+
+
+def _marked(token: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter():
+        if process.pid == os.getpid():
+            continue
+        try:  # a zombie's or another user's environment cannot be read: neither is a live leftover of ours
+            if process.environ().get(SUITE_ENV) == token and process.status() != psutil.STATUS_ZOMBIE \
+                    and not _ours_to_the_end(process):
+                found.append(process)
+        except psutil.Error:
+            continue
+    return found
+
+
+def end_leftovers(token: str, grace_s: float = 10.0) -> list[str]:
+    """Waits `grace_s` for the suite's processes to finish exiting (a resource tracker removing its
+    semaphores, a worker noticing its parent is gone), then kills what is left: one line for each."""
+    deadline = time.monotonic() + grace_s
+    while (left := _marked(token)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    named = []
+    for process in left:
+        try:
+            age_s = time.time() - process.create_time()
+            named.append(f"pid {process.pid}, {age_s:.0f} s old: {' '.join(process.cmdline())[:160]}")
+            process.kill()
+        except psutil.Error:
+            continue
+    psutil.wait_procs(left, timeout=10)
+    return named
