@@ -6,12 +6,11 @@ DataLoader workers and ranks). A process is the suite's by that mark alone, whic
 process group it moved to and whoever its parent became: a job started in a session of its own by
 a pytest worker that then died (its test past pytest-timeout's limit) is still found.
 
-`tied_to_parent` is the other half: handed to Popen as `preexec_fn`, the kernel ends the child the
-moment the process that started it dies (prctl's PR_SET_PDEATHSIG), without waiting for the suite's end.
+`tied(command)` is the other half: a job started through it is ended by the kernel the moment the
+process that started it dies (prctl's PR_SET_PDEATHSIG), without waiting for the suite's end.
 """
-import ctypes
 import os
-import signal
+import sys
 import time
 import uuid
 
@@ -26,12 +25,15 @@ def mark_session() -> str:
     return os.environ.setdefault(SUITE_ENV, uuid.uuid4().hex)
 
 
-def tied_to_parent() -> None:
-    """Runs in the child between fork and exec: SIGKILL when the parent dies (Linux; elsewhere nothing)."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
+# Set in the started process itself, then exec'd into the command: a preexec_fn would run between fork
+# and exec in a threaded pytest worker (execnet's threads), where a lock another thread held can hang it.
+_TIE = ("import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9, 0, 0, 0); "  # PR_SET_PDEATHSIG, SIGKILL
+        "os.execvp(sys.argv[1], sys.argv[1:])")
+
+
+def tied(command: list[str]) -> list[str]:
+    """`command`, ended by the kernel (SIGKILL) the moment the process that started it dies (Linux)."""
+    return [sys.executable, "-c", _TIE, *command] if sys.platform.startswith("linux") else list(command)
 
 
 def _ours_to_the_end(process: psutil.Process) -> bool:

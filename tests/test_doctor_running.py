@@ -15,6 +15,7 @@ import time
 import psutil
 import pytest
 from conftest import REPO_ROOT
+from leftovers import tied
 
 from scenarios.clinic.doctor import orphans
 from scenarios.clinic.run.shm_leaks import semaphore_inodes, remove_leaked_shm, shm_names
@@ -33,7 +34,7 @@ class Job:
                    "bash": ["bash", str(JOBS / "run.sh"), f"{name}.py", *args],
                    "torchrun": [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1",
                                 str(JOBS / f"{name}.py"), *args]}[launcher]
-        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        self.proc = subprocess.Popen(tied(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      start_new_session=True, cwd=REPO_ROOT,
                                      env={**os.environ, "PYTHON": sys.executable})
         deadline = time.monotonic() + 60
@@ -280,3 +281,25 @@ def test_a_worker_growing_from_its_own_cache_is_no_copy_on_read():
     assert not [f for f in findings if f["level"] == "risk"], findings
     grew = [f for f in findings if f["scenario"] == "03"]
     assert [f["level"] for f in grew] == ["note"] and "its own allocations" in grew[0]["evidence"], findings
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_statefuldataloaders_workers_are_recognised_by_what_they_run_from_their_first_second(method):
+    """torchdata's worker loop keeps the process name `python`; its signal handlers give it away."""
+    from torchdata.stateful_dataloader import StatefulDataLoader
+
+    from scenarios.clinic.doctor import running
+
+    loader = StatefulDataLoader(list(range(64)), batch_size=4, num_workers=2, multiprocessing_context=method)
+    iterator = iter(loader)
+    try:
+        next(iterator)
+        workers, _ = running.workers_of(psutil.Process())
+        looping = [w for w in workers if running.runs_worker_loop(w.pid)]
+        assert len(looping) == 2 and {running._comm(w.pid) for w in looping} != {"pt_data_worker"}
+        assert running.trainers_below(os.getpid())[0][0] == os.getpid()
+        time.sleep(max(0.0, running.FIRST_BATCHES_S - min(time.time() - w.create_time() for w in looping)))
+        assert all(running.settled(w) for w in looping)  # not only from SETTLED_AGE_S (10 s) on
+        assert not running.runs_worker_loop(os.getpid())  # the trainer itself is none
+    finally:
+        del iterator

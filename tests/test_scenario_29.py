@@ -211,3 +211,29 @@ def test_explain_names_29_from_webdatasets_error_and_nothing_from_fixed(report):
     assert explain_text(report["variants"]["fixed"]["output"]) == []
     bare = "ValueError: you need to add an explicit nodesplitter to your input pipeline for multi-node training"
     assert [f.scenario for f in explain_text(bare)] == ["29"]
+
+
+@pytest.fixture(scope="module")
+def examined_outside_a_job():
+    """Two streams whose code asks for a rank, examined with no RANK or WORLD_SIZE set, as a user first
+    runs `make doctor LOADER=…`: one reads RANK only to print from rank 0, one splits by the process group."""
+    from scenarios.clinic.doctor.engine import examine_file
+
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("RANK", "WORLD_SIZE"):
+            patch.delenv(name, raising=False)
+        return {name: examine_file(f"{LOADERS}:{name}", only=["29"])
+                for name in ("rank_read_for_logging", "split_by_process_group")}
+
+
+def test_a_word_in_the_code_never_overrules_the_two_ranks_reading(examined_outside_a_job):
+    found = examined_outside_a_job["rank_read_for_logging"]
+    assert [(f.level, f.check, f.general) for f in found] == [("risk", "stream-not-split-by-rank", False)]
+    assert "the same 96 samples" in found[0].evidence and "read as two ranks without being told" in found[0].evidence
+
+
+def test_a_split_that_asks_the_process_group_is_read_as_it_splits_in_a_job(examined_outside_a_job):
+    found = examined_outside_a_job["split_by_process_group"]
+    assert list(found) == [] and found.probe.outcome == "completed"
+    first, second = (r["hashes"] for r in found.probe.first("ranks")["ranks"])
+    assert len(first) == len(second) == 48 and not set(first) & set(second)

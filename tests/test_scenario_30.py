@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from conftest import REPO_ROOT, full, scenario_report
+from leftovers import tied
 
 TIMEOUT = re.compile(r"^\[rank(\d)\]: RuntimeError: \[[^]]*unbound_buffer\.cc:\d+\] "
                      r"Timed out waiting 8000ms for recv operation to complete$", re.M)
@@ -81,7 +82,7 @@ def test_forkserver_workers_change_neither_cause_nor_fix(report):
 def test_the_doctor_names_the_rank_that_waits_from_the_launchers_pid():
     from scenarios.clinic.doctor.engine import examine_running
 
-    job = subprocess.Popen([sys.executable, str(REPO_ROOT / "tests" / "jobs" / "uneven_ranks.py")],
+    job = subprocess.Popen(tied([sys.executable, str(REPO_ROOT / "tests" / "jobs" / "uneven_ranks.py")]),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         deadline = time.monotonic() + 120

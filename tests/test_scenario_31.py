@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from conftest import REPO_ROOT, full, scenario_report
+from leftovers import tied
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +61,7 @@ def test_explain_names_the_loaders_timeout_and_the_collectives(report):
 def test_the_doctor_names_the_stuck_rank_and_the_rank_waiting_for_it():
     from scenarios.clinic.doctor.engine import examine_running
 
-    job = subprocess.Popen([sys.executable, str(REPO_ROOT / "tests" / "jobs" / "stalled_rank.py")],
+    job = subprocess.Popen(tied([sys.executable, str(REPO_ROOT / "tests" / "jobs" / "stalled_rank.py")]),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         deadline, done = time.monotonic() + 120, set()

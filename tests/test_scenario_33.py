@@ -16,6 +16,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from conftest import REPO_ROOT, full, load_scenario_module, scenario_report
+from leftovers import tied
 from scenarios.clinic.doctor.checks import s33_unpicklable_sample_hangs as check
 from scenarios.clinic.doctor.explain import explain_text
 from scenarios.clinic.doctor.job import Job, Worker
@@ -182,7 +183,7 @@ def test_the_running_rule_on_the_hung_runs_own_stacks(report):
 
 
 def _hung_job():
-    return subprocess.Popen([sys.executable, str(FOLDER / "broken.py")], stdout=subprocess.PIPE,
+    return subprocess.Popen(tied([sys.executable, str(FOLDER / "broken.py")]), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True, cwd=REPO_ROOT)
 
 

@@ -1,12 +1,11 @@
 """`python -m scenarios doctor --orphans [--kill] [--json]`: DataLoader workers and fork servers
 whose training process is gone (scenario 20), still holding memory.
 
-A candidate is a DataLoader worker by its shape: torch's worker loop names the process
-`pt_data_worker` and installs handlers for SIGTERM, SIGBUS, SIGSEGV and SIGFPE
-(torch/csrc/DataLoader.cpp), which a plain Python process does not have; a fork server by its
-command line.  It is an orphan when what started it is gone:
-its parent is init, or a process that is no trainer (not Python with torch loaded: a subreaper
-such as a container's init or the runner's reaper), or a fork server that is itself an orphan.
+A candidate is a DataLoader worker by what it runs (running.runs_worker_loop: the signal
+handlers torch's worker loop installs, torchdata's too); a fork server by its command line.
+It is an orphan when what started it is gone: its parent is init, or a process that is no
+trainer (not Python with torch loaded: a subreaper such as a container's init or the runner's
+reaper), or a fork server that is itself an orphan.
 """
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ import psutil
 
 from scenarios.clinic.doctor.findings import Finding, Findings, readable
 from scenarios.clinic.doctor.job import FORK_SERVER
-from scenarios.clinic.doctor.running import command_of, maps_of
+from scenarios.clinic.doctor.running import command_of, maps_of, runs_worker_loop
 from scenarios.clinic.doctor.stacks import frames
 from scenarios.host import EXIT_NOT_AS_EXPECTED, EXIT_OK
 
@@ -46,32 +45,11 @@ def _alive(pid: int) -> bool:
         return False
 
 
-WORKER_SIGNALS = (signal.SIGTERM, signal.SIGBUS, signal.SIGSEGV, signal.SIGFPE)
-
-
-def _caught(pid: int) -> set[int]:
-    """The signals a process has handlers for (/proc/PID/status, SigCgt)."""
-    try:
-        status = open(f"/proc/{pid}/status").read()
-    except OSError:
-        return set()
-    mask = int(next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0"), 16)
-    return {n for n in range(1, 65) if mask & (1 << (n - 1))}
-
-
-def _comm(pid: int) -> str:
-    """The process's name: torch's worker loop names its worker `pt_data_worker` (worker.py)."""
-    try:
-        return open(f"/proc/{pid}/comm").read().strip()
-    except OSError:
-        return ""
-
-
 def _kind(proc: psutil.Process) -> str | None:
     command = command_of(proc)
     if FORK_SERVER in command and FORK_SERVER not in command_of(proc.parent() or proc):
         return "fork server"
-    if _comm(proc.pid) == "pt_data_worker" or set(WORKER_SIGNALS) <= _caught(proc.pid) and "torch" in maps_of(proc.pid):
+    if runs_worker_loop(proc.pid):
         return "worker"
     return None
 

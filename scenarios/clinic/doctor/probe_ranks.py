@@ -5,8 +5,10 @@ A map-style dataset is split between ranks by its sampler (15's check reads that
 where it runs: webdataset's split_by_node and most hand-written splits read torchrun's RANK and
 WORLD_SIZE, datasets' split_dataset_by_node is given them where the loader is built.  So each rank
 here is the loader built again (the user's function called once more, or the same loader object)
-and read with its own workers under the environment torchrun gives that rank; no process group is
-started, so a split that asks torch.distributed alone reads as no split (the event says so).
+and read with its own workers under the environment torchrun gives that rank.  No process group is
+started: torch.distributed's get_rank, get_world_size and is_initialized answer as that rank's would
+instead, so a split that asks torch.distributed (`if dist.is_initialized(): rank = dist.get_rank()`)
+is read as it splits in a job; a collective the stream calls itself fails, and that rank's error says so.
 Imported only by probe_child.py, inside the probe's process.
 """
 from __future__ import annotations
@@ -16,10 +18,21 @@ import os
 import time
 import traceback
 
+import torch.distributed as dist
 from torch.utils.data import IterableDataset
 
 WORLD_SIZE = 2
 MAX_SAMPLES = 4096   # a longer stream is compared on its first samples
+
+
+@contextlib.contextmanager
+def _replaced(module, name: str, value):
+    had = getattr(module, name)
+    setattr(module, name, value)
+    try:
+        yield
+    finally:
+        setattr(module, name, had)
 
 
 @contextlib.contextmanager
@@ -28,8 +41,13 @@ def _as_rank(rank: int):
              "LOCAL_WORLD_SIZE": str(WORLD_SIZE)}
     before = {name: os.environ.get(name) for name in names}
     os.environ.update(names)
+    answers = {"get_rank": lambda *_, **__: rank, "get_world_size": lambda *_, **__: WORLD_SIZE,
+               "is_initialized": lambda: True}
     try:
-        yield
+        with contextlib.ExitStack() as patched:
+            for name, answer in answers.items():  # forked workers inherit them; spawned ones read the env
+                patched.enter_context(_replaced(dist, name, answer))
+            yield
     finally:
         for name, value in before.items():
             if value is None:

@@ -54,14 +54,36 @@ def _comm(pid: int) -> str:
         return ""
 
 
+# Installed in C by the first lines of the worker loop, torch's (torch/utils/data/_utils/worker.py) and
+# torchdata's StatefulDataLoader's copy alike, whatever started the worker (torch/csrc/DataLoader.cpp);
+# a plain Python process has none of them.  torch's loop also names its process pt_data_worker,
+# torchdata's does not: the handlers are what every worker shows, from its first second.
+WORKER_SIGNALS = frozenset((signal.SIGTERM, signal.SIGBUS, signal.SIGSEGV, signal.SIGFPE))
+
+
+def caught_signals(pid: int) -> set[int]:
+    """The signals a process has handlers for (/proc/PID/status, SigCgt)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return set()
+    mask = int(next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0"), 16)
+    return {n for n in range(1, 65) if mask & (1 << (n - 1))}
+
+
+def runs_worker_loop(pid: int) -> bool:
+    """A DataLoader worker by what it runs, not by its name: a renamed or torchdata worker too."""
+    return _comm(pid) == "pt_data_worker" or WORKER_SIGNALS <= caught_signals(pid) and "torch" in maps_of(pid)
+
+
 def _runs_workers(proc: psutil.Process) -> bool:
-    """A process whose children are DataLoader workers (torch's worker loop names them
-    pt_data_worker; spawned ones say so on their command line) or a fork server."""
+    """A process whose children are DataLoader workers (running the worker loop; spawned ones also
+    say so on their command line before they reach it) or a fork server."""
     try:
         children = proc.children()
     except psutil.Error:
         return False
-    return any(_comm(c.pid) == "pt_data_worker" or SPAWNED in command_of(c) or helper_kind(c.pid) == FORK_SERVER
+    return any(runs_worker_loop(c.pid) or SPAWNED in command_of(c) or helper_kind(c.pid) == FORK_SERVER
                for c in children)
 
 
@@ -111,7 +133,7 @@ def workers_of(trainer: psutil.Process) -> tuple[list, list]:
             workers += child.children()
         elif kind:
             helpers.append((child.pid, kind))
-        elif "python" in command_of(child) or "torch" in maps_of(child.pid) or _comm(child.pid) == "pt_data_worker":
+        elif "python" in command_of(child) or "torch" in maps_of(child.pid) or runs_worker_loop(child.pid):
             workers.append(child)
     return workers, helpers
 
@@ -150,12 +172,12 @@ FIRST_BATCHES_S = 1.5  # and once named, its first batches: lazy imports, pages 
 
 
 def settled(proc: psutil.Process) -> bool:
-    """A worker past its start-up: torch names it pt_data_worker on entering its worker loop
-    (worker.py), once a spawned worker has imported its modules and unpickled its dataset.
-    Before, it imports, allocates and has sent no batch, so its trainer waits for data: an
-    epoch's start, not a rule's evidence."""
+    """A worker past its start-up: in its worker loop (runs_worker_loop), which a spawned worker
+    reaches once it has imported its modules and unpickled its dataset.  Before, it imports,
+    allocates and has sent no batch, so its trainer waits for data: an epoch's start, not a
+    rule's evidence."""
     age = time.time() - proc.create_time()
-    return age >= SETTLED_AGE_S or age >= FIRST_BATCHES_S and _comm(proc.pid) == "pt_data_worker"
+    return age >= SETTLED_AGE_S or age >= FIRST_BATCHES_S and runs_worker_loop(proc.pid)
 
 
 def _sample(workers: list, procs: dict) -> None:

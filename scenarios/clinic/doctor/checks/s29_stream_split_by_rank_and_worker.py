@@ -9,7 +9,9 @@ rank 1 of 2, with the environment torchrun gives each rank; the same samples on 
 and a rank that raises webdataset's ValueError is its loud form.  A count, with no chance in it:
 finite streams read to their end must deliver the same set, a longer stream the same samples in the
 same order.  A risk where this process is itself one of several ranks (WORLD_SIZE, or an initialized
-process group); elsewhere the doctor cannot know the job has ranks, and says it as a note.
+process group), or where the stream's own code asks for a rank (it is made to run as ranks);
+elsewhere the doctor cannot know the job has ranks, and says it as a note.  A word in the code
+(RANK, get_rank) never silences what the two ranks' reading measured.
 """
 import os
 import re
@@ -118,10 +120,17 @@ def measured(examined, probe):
     if examined.workers and examined.setup.start_method == "forkserver":
         return []
     same = _same_on_both(reads)
-    if not same or _split_read(examined.loader) == "split":
+    if not same:
         return []
-    return [_found(_level(ranks), "stream-not-split-by-rank",
-                   f"measured: {as_torchrun}, {same}: every rank would train on every sample", general=ranks == 1)]
+    # Words in its code never overrule the reading: a stream that asks for its rank and still delivers
+    # the same samples as both ranks uses the answer for something else.  They only say that the
+    # stream is made to run as ranks, so the reading is this loader's own risk, not a general note.
+    asks = _split_read(examined.loader) == "split"
+    why = " (its code asks for the rank, so it was read as two ranks without being told)" if asks and ranks == 1 \
+        else ""
+    return [_found("risk" if asks else _level(ranks), "stream-not-split-by-rank",
+                   f"measured: {as_torchrun}, {same}: every rank would train on every sample{why}",
+                   general=ranks == 1 and not asks)]
 
 
 def merge(findings, probe):
@@ -133,3 +142,19 @@ def merge(findings, probe):
     for finding in sorted(findings, key=weight):
         kept.setdefault(finding.check, finding)
     return list(kept.values())
+
+
+def observed(run):
+    """In the user's own run: the same samples reached the training loops of several ranks in one epoch.
+    A count with no chance in it: a stream split by rank never hands a sample to two ranks, and a share
+    this large is no pair of identical records."""
+    streams = [r for r in run.get("per_epoch", []) if r.get("iterable") and r.get("rank") is not None]
+    ranks = sorted({r["rank"] for r in streams})
+    shared = run.get("samples_in_two_processes", 0)
+    smallest = min((r["distinct"] for r in streams if r["distinct"]), default=0)
+    if len(ranks) < 2 or shared < 8 or shared < smallest / 2:
+        return []
+    return [_found("risk", "stream-not-split-by-rank",
+                   f"measured in your run: {shared:,} samples reached the training loops of ranks "
+                   f"{', '.join(map(str, ranks))} in the same epoch (the smallest rank received {smallest:,} distinct"
+                   "): the stream is not split by rank")]
