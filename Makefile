@@ -27,9 +27,9 @@ help:
 	@echo ""
 	@echo "  make scenario-NN   run scenario NN, broken then fixed, and print the verdict"
 	@echo "  make diff-NN       show the fix: diff -u broken.py fixed.py"
-	@echo "  make test          the test suite after make lint: every scenario broken and fixed, the runner, the fixes,"
-	@echo "                     the doctor, the grader, the stored walkthroughs (about 12 minutes on 2 cores)"
-	@echo "  make test-full     make test, plus every myth_* and measure_* variant and the walkthroughs executed"
+	@echo "  make test          lint, then every scenario broken and fixed and each promise of the tools shown once"
+	@echo "  make test-full     every test: the corpora, every attempt and probe, myths, measurements, walkthroughs run (CI)"
+	@echo "  make suite-report  each tier's tests and seconds and the ten slowest, from the last run's junit file"
 	@echo "  make lint          ruff, the pinned linter, over the code (rules: pyproject.toml)"
 	@echo "  make notebooks     re-execute the walkthroughs in notebooks/ in place"
 	@echo "  make figures       run every variant once; store each run (measured/cpu.json or gpu.json), rewrite what is rendered from them"
@@ -47,6 +47,8 @@ help:
 	@echo "  make workshop-status   every exercise: not started / not yet / passed"
 	@echo "  make doctor        what this machine can and cannot reproduce"
 	@echo "  make doctor LOADER=train.py:make_loader   examine your own DataLoader (the function returns it)"
+	@echo "  make doctor RUN=\"python train.py\"   run your own command (torchrun, accelerate launch…) for SECONDS=60,"
+	@echo "                     watched inside every process, then stopped: what its loaders, workers and ranks did"
 	@echo "  make doctor PID=N  watch a training job running now, stuck or swelling, without stopping it"
 	@echo "  make doctor ORPHANS=1   DataLoader workers a killed job left behind (KILL=1 also ends them)"
 	@echo "  make explain LOG=train.log   each DataLoader failure in a log or traceback: its scenario and fix (no LOG: paste, then Ctrl-D)"
@@ -187,7 +189,8 @@ workshop-status: $(SETUP)
 	@$(PYTHON) -m scenarios workshop-status
 
 doctor: $(SETUP)
-	@$(PYTHON) -m scenarios doctor $(LOADER) $(if $(PID),--pid $(PID)) $(if $(ORPHANS),--orphans) $(if $(KILL),--kill)
+	@$(PYTHON) -m scenarios doctor $(LOADER) $(if $(PID),--pid $(PID)) $(if $(ORPHANS),--orphans) $(if $(KILL),--kill) \
+	  $(if $(SECONDS),--seconds $(SECONDS)) $(if $(RUN),-- $(RUN))
 
 explain: $(SETUP)
 	@$(PYTHON) -m scenarios explain $(or $(LOG),-)

@@ -1,6 +1,7 @@
 """`doctor`: this machine (no argument), the user's loader (FILE.py:FUNCTION), or the list of checks."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 
@@ -9,7 +10,9 @@ from scenarios.host import EXIT_BAD_INPUT, EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED
 
 def arguments(name: str, parser) -> None:
     parser.add_argument("loader", nargs="?", metavar="FILE.py:FUNCTION",
-                        help="a function that takes no arguments and returns your DataLoader")
+                        help="a function that takes no arguments and returns your DataLoader; or, after --, "
+                             "your own command: doctor -- python train.py (watched for --seconds, then stopped)")
+    parser.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true", help="print the findings as JSON on stdout")
     parser.add_argument("--no-probe", action="store_true",
                         help="static checks only: do not iterate the loader in a child process")
@@ -20,7 +23,9 @@ def arguments(name: str, parser) -> None:
                              "pools sized for the machine, a budget far out of reach)")
     parser.add_argument("--list-checks", action="store_true", help="list every check with its scenario")
     parser.add_argument("--pid", type=int, help="examine a training job running now (or one of its workers)")
-    parser.add_argument("--seconds", type=float, default=6.0, help="with --pid: how long to watch it (default 6)")
+    parser.add_argument("--seconds", type=float,
+                        help="with --pid: how long to watch it (default 6); with -- COMMAND: how long to let your "
+                             "run go before it is stopped (default 60)")
     parser.add_argument("--orphans", action="store_true",
                         help="DataLoader workers and fork servers whose training process is gone")
     parser.add_argument("--kill", action="store_true", help="with --orphans: end them after listing them")
@@ -36,7 +41,10 @@ def run(args) -> int:
         print("error: --kill goes with --orphans", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.pid is not None:
-        return running_main(args.pid, args.seconds, as_json=args.json, only=args.check)
+        seconds = 6.0 if args.seconds is None else args.seconds
+        return running_main(args.pid, seconds, as_json=args.json, only=args.check)
+    if args.rest or args.loader and ":" not in args.loader:  # `doctor -- python train.py`, `doctor -- ./run.sh`
+        return command_main([args.loader, *args.rest], args.seconds, as_json=args.json, only=args.check)
     if args.loader:
         return examine_main(args.loader, as_json=args.json, with_probe=not args.no_probe, only=args.check,
                             show_all=args.show_all)
@@ -116,6 +124,25 @@ def running_main(pid: int, seconds: float, as_json: bool = False, only=None) -> 
         return EXIT_BAD_INPUT
     if as_json:
         print(json.dumps(findings.as_json(), indent=1))
+    else:
+        print(format_report(findings))
+    return EXIT_NOT_AS_EXPECTED if findings.risks else EXIT_OK
+
+
+def command_main(command: list[str], seconds: float | None, as_json: bool = False, only=None) -> int:
+    """`doctor -- COMMAND`: 0 no risk, 1 risks, 2 no such command or bad --seconds."""
+    from scenarios.clinic.doctor.engine import examine_command
+    from scenarios.clinic.doctor.findings import format_report
+    from scenarios.clinic.doctor.watched_run import WINDOW_S, problem_with
+
+    seconds = WINDOW_S if seconds is None else seconds
+    problem = problem_with(command) or ("" if 1 <= seconds <= 3600 else "--seconds takes 1 to 3600 with a command")
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    findings = examine_command(command, seconds, only=only)
+    if as_json:
+        print(json.dumps(findings.as_json(run=findings.probe_status), indent=1))
     else:
         print(format_report(findings))
     return EXIT_NOT_AS_EXPECTED if findings.risks else EXIT_OK

@@ -233,6 +233,44 @@ def examine_running(pid: int, seconds: float = 6.0, only=None) -> Findings:
     return findings
 
 
+def examine_command(command: list[str], seconds: float, only=None, echo=None) -> Findings:
+    """`doctor -- COMMAND`: the user's run watched for `seconds` (watched_run.py) and judged by each
+    check's `observed` hook; the report says what ran and how it ended."""
+    from scenarios.clinic.doctor.watched_run import summary, watch
+
+    started = time.monotonic()
+    checks = [c for c in select_checks(only) if hasattr(c, "observed")]
+    run = watch(command, seconds, **({"echo": echo} if echo else {}))
+    found = explained([f for c in checks for f in guarded(c, lambda check: check.observed(run))], checks)
+    found += printed_by_the_run(run["output"], {f.scenario for f in found}, only)
+    findings = Findings(ordered(found), header=f"your run: {' '.join(command)[:100]}")
+    findings.probe_status, findings.status_label = summary(run), "run"
+    findings.seconds = time.monotonic() - started
+    findings.run = run
+    return findings
+
+
+# What the run printed is a log the run itself wrote: a text explain is sure or fairly sure of names a
+# failure of this run (a risk); one it can only ask about stays a question (a note).
+_LEVEL_OF = {"certain": "risk", "likely": "risk", "possible": "note"}
+
+
+def printed_by_the_run(output: str, measured: set, only=None) -> list[Finding]:
+    """`explain`'s findings on the run's own output, as the doctor's: a scenario the run's observation
+    already named is left to that measurement."""
+    from scenarios.clinic.doctor.explain import explain_text
+
+    wanted = {c.SCENARIO for c in select_checks(only)}
+    found = []
+    for finding in explain_text(output):
+        if finding.scenario in measured or finding.scenario not in wanted:
+            continue
+        finding.evidence = f"printed by your run: {finding.evidence}"
+        finding.level = _LEVEL_OF.get(finding.level, "note")
+        found.append(finding)
+    return found
+
+
 def _process_context() -> dict:
     """What the probe's process takes over from this one: the current folder (relative data
     paths) and sys.path (where the dataset's classes are imported from)."""

@@ -31,6 +31,21 @@ def watch(writer) -> None:
 _LOADERS = [0]
 
 
+def _is_stream(dataset) -> bool:
+    # Imported here, never at the top: observe.py imports this module before torch is loaded, and
+    # loading torch then would leave nothing for its import hook to patch.
+    from torch.utils.data.dataset import IterableDataset
+    return isinstance(dataset, IterableDataset)
+
+
+def _rank() -> int | None:
+    """This process's rank where it is one of several (torchrun, accelerate and Lightning set RANK)."""
+    try:
+        return int(os.environ["RANK"]) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
+    except (KeyError, ValueError):
+        return None
+
+
 def watched_init(init):
     @functools.wraps(init)
     def __init__(self, *args, **kwargs):
@@ -50,7 +65,8 @@ def watched_init(init):
             write({"k": "loader", "pid": os.getpid(), "lid": _LOADERS[0], "workers": self.num_workers,
                    "batch_size": self.batch_size, "start_method": method,
                    "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
-                   "class": type(self).__name__})
+                   "class": type(self).__name__, "iterable": _is_stream(self.dataset),
+                   "rank": _rank()})
         except Exception:
             pass
     return __init__
@@ -90,8 +106,19 @@ def watched_next(step):
         seen = getattr(self, "_clinic_seen", None)
         if seen is None:
             return step(self)
-        return seen.deliver(self, lambda: step(self), lambda batch, delivery: _delivered(self, batch, delivery))
+        try:
+            return seen.deliver(self, lambda: step(self), lambda batch, delivery: _delivered(self, batch, delivery))
+        except StopIteration:
+            _ended(self)  # the epoch ran to its end: its batch count is the loader's whole share
+            raise
     return __next__
+
+
+def _ended(iterator) -> None:
+    try:
+        write({**_tallied(iterator._clinic_tally, iterator._clinic_seen), "ended": True})
+    except Exception:
+        pass
 
 
 def _tallied(tally: dict, seen: Observer) -> dict:
@@ -120,7 +147,7 @@ def _write_delivered(iterator, tally: dict, batch, worker: int | None) -> None:
     indices = _asked_and_got(asked.pop(0), batch) if asked else {}
     write({**indices, "k": "batch", "pid": tally["pid"], "lid": tally["lid"], "epoch": tally["epoch"],
            "workers": tally["workers"], "worker": worker, "fp": Observer.fingerprints(batch, fields), "fields": fields,
-           "bytes": fingerprints.sample_bytes(batch),
+           "bytes": fingerprints.sample_bytes(batch), "shape": _first_shape(batch),
            "ds": fingerprints.dataset_state(getattr(iterator, "_dataset", None)),
            "shm_mb": fingerprints.shm_used_mb()})
 
@@ -132,3 +159,18 @@ def _asked_and_got(indices, batch) -> dict:
         return {"asked": [int(i) for i in indices], "got": [int(i) for i in field.tolist()]}
     except Exception:
         return {}
+
+
+def _first_shape(batch) -> list[int] | None:
+    """The shape of the batch's first tensor (a dict's first value, a tuple's first item): what a
+    compiled step guards on."""
+    for _ in range(4):
+        if hasattr(batch, "shape"):
+            return list(batch.shape)
+        if isinstance(batch, dict):
+            batch = next(iter(batch.values()), None)
+        elif isinstance(batch, (list, tuple)):
+            batch = batch[0] if batch else None
+        else:
+            return None
+    return None

@@ -52,6 +52,25 @@ def delivered(batches: list[dict]) -> dict:
             "samples_in_two_processes": sum(len(pids) > 1 for pids in processes.values())}
 
 
+def per_epoch(loaders: dict, epochs: dict, batches: list[dict]) -> list[dict]:
+    """Each loader's epochs as the training process received them, with what its loader was (rank,
+    stream or not, workers): the samples delivered and how many of them were distinct."""
+    received: dict[tuple, Counter] = {}
+    for batch in batches:
+        received.setdefault((batch.get("pid"), batch.get("lid"), batch.get("epoch")), Counter()).update(
+            batch.get("fp") or [])
+    rows = []
+    for (pid, lid, epoch), tally in sorted(epochs.items(), key=lambda item: tuple(map(str, item[0]))):
+        loader = loaders.get((pid, lid), {})
+        counts = received.get((pid, lid, epoch), Counter())
+        rows.append({"pid": pid, "lid": lid, "epoch": epoch, "rank": loader.get("rank"),
+                     "iterable": loader.get("iterable"), "workers": tally.get("workers", 0),
+                     "class": loader.get("class"), "batches": tally.get("batches", 0),
+                     "ended": bool(tally.get("ended")),
+                     "samples": sum(counts.values()), "distinct": len(counts)})
+    return rows
+
+
 def draws(made: list[dict]) -> dict:
     """Random states as the workers left them after each batch: the sources that moved in a worker
     (its draws were made there), and how many of those states two workers both reached (the same
@@ -105,7 +124,10 @@ def summary(path) -> dict:
                                default=None),
             "sample_bytes": min((b["bytes"] for b in batches if b.get("workers", 0) > 0
                                  and isinstance(b.get("bytes"), (int, float))), default=None),
-            "compiles": compiles, **{kind: sorted(names) for kind, names in replaced.items()}}
+            "compiles": compiles,
+            "batch_shapes": len({str(b.get("shape")) for b in batches if b.get("shape")}),
+            **{kind: sorted(names) for kind, names in replaced.items()},
+            "per_epoch": per_epoch(loaders, epochs, batches)}
 
 
 def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dict:

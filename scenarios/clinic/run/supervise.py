@@ -34,11 +34,12 @@ _PLAIN_TEXT_ENV["NO_COLOR"] = "1"
 
 class Supervised:
     """One script, started at once; call `finish()` (always) to kill and reap what is left.
-    `importable`: folders the script may import from besides the repository (a workshop
+    `script`: a Python file, or a whole command as a list (`doctor -- COMMAND`: the user's own run,
+    from `cwd`).  `importable`: folders the script may import from besides the repository (a workshop
     attempt kept elsewhere imports its scenario's helper modules); `env`: variables to set."""
 
-    def __init__(self, script: Path, on_line=None, importable: tuple[Path, ...] = (), observe: bool = False,
-                 env: dict[str, str] | None = None):
+    def __init__(self, script: Path | list[str], on_line=None, importable: tuple[Path, ...] = (),
+                 observe: bool = False, env: dict[str, str] | None = None, cwd: str | Path = REPO_ROOT):
         self.semaphores: set[int] = set()
         # Every run gets a temporary folder of its own as TMPDIR, removed when the run is over:
         # multiprocessing leaves a pymp-* folder behind for each process killed before its exit
@@ -63,8 +64,9 @@ class Supervised:
         self._cpu_before = _cpu_of_waited_children()
         self.cpu_s: float | None = None
         self.reaper = subprocess.Popen(
-            [sys.executable, "-m", "scenarios.clinic.run.reaper", self._status_file, sys.executable, str(script)],
-            cwd=REPO_ROOT, env=env, start_new_session=True,
+            [sys.executable, "-m", "scenarios.clinic.run.reaper", self._status_file,
+             *(script if isinstance(script, list) else [sys.executable, str(script)])],
+            cwd=cwd, env=env, start_new_session=True,
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             text=True, errors="replace",
         )
@@ -144,6 +146,21 @@ class Supervised:
             return int(Path(self._status_file).read_text())
         except (OSError, ValueError):
             return None if self.reaper.poll() is None else self.reaper.returncode
+
+    def interrupt(self, grace_s: float) -> bool:
+        """Ctrl-C as a terminal sends it, to the script's whole process group, then up to `grace_s`
+        for the script to end by itself (its own handlers, its `finally:` blocks); True if it did."""
+        script = self.script()
+        if script is not None and self.exit_status() is None:
+            try:
+                os.killpg(script.pid, signal.SIGINT)
+            except (ProcessLookupError, PermissionError):
+                pass
+        self.wait_noting_processes(0.0)
+        deadline = time.monotonic() + grace_s
+        while self.exit_status() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return self.exit_status() is not None
 
     def where_stuck(self) -> str:
         """A stack of each process: py-spy where it works, the kernel's view otherwise."""

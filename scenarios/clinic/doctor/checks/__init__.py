@@ -40,12 +40,23 @@ CONTRACT = {
                           "launcher's [rankN]: before them), are its lesson: explain names them *likely* (optional)"),
     "ASK": ("data", "[(regex, question)]: texts of its ERRORS that other lessons' failures print too: explain names "
                     "them at *possible*, with the question that decides (optional)"),
+    "CONSEQUENCE": ("data", "regex: texts of its ERRORS that are what another failure named above them led to (a worker "
+                            "that exited with a code: its own error came first): explain keeps that cause and names "
+                            "nothing for them; after a traceback's failure, any of its findings is one (optional)"),
+    "NEEDS": ("data", "regex: its LOG_TEXTS name something only where the log holds it too: the text that shows its "
+                      "mechanism, where their words alone do not (explain; optional)"),
     "HEALTHY": ("data", "how often healthy loaders and jobs trip its rules, or why no chance is in a rule: a text "
                         "whose {fields} name figures healthy.py renders from the recorded runs of "
                         "tests/loaders/false_alarms.py and tests/jobs/false_alarms.py (scenarios/HEALTHY.md)"),
     "static": ("hook(examined)", "[Finding]: what the loader, its dataset and this process show"),
     "measured": ("hook(examined, probe)", "[Finding]: what the probe's events show"),
     "running": ("hook(job)", "[Finding]: what a job running now shows (doctor --pid; a job.Job)"),
+    "observed": ("hook(run)", "[Finding]: what the user's own run did, seen by the observer in its every process "
+                              "(doctor -- COMMAND; a dict: run/observed.py's summary, its per_epoch rows, seconds, "
+                              "stopped)"),
+    "pasted": ("hook(lines, raw)", "[Finding]: what a pasted log shows as a whole, beyond any one error text: values "
+                                   "a program printed, a launcher's summary; *likely* or *possible* at most, with the "
+                                   "question that decides (explain; lines unwrapped, raw as pasted; optional)"),
     "merge": ("hook(findings, probe)", "[Finding]: its own rule for joining the read and the measured "
                                        "(default: findings.merge_same)"),
     "error_detail": ("hook(error, probe)", "str: words added to the headline of an error its ERRORS matched"),
@@ -148,9 +159,10 @@ def name_of(check) -> str:
 def log_texts(log: str = "") -> list[tuple[str, object, str]]:
     """(pattern, check module, finding name): warnings that name a failure on their own, without
     a traceback through the DataLoader (`explain` matches them anywhere in a log), but for the checks
-    whose UNLESS this log holds."""
+    whose UNLESS this log holds or whose NEEDS it lacks."""
     return [(pattern, check, name) for check in _checks() for pattern, name in getattr(check, "LOG_TEXTS", ())
-            if not (log and hasattr(check, "UNLESS") and re.search(check.UNLESS, log))]
+            if not (log and hasattr(check, "UNLESS") and re.search(check.UNLESS, log))
+            and not (log and hasattr(check, "NEEDS") and not re.search(check.NEEDS, log))]
 
 
 def rank_texts() -> list[tuple[str, object, str, str]]:

@@ -119,3 +119,16 @@ def merge(findings, probe):
             if has_init:  # the re-seeding worker_init_fn, shown at work
                 finding.fixed(finding.in_place or f"worker_init_fn is set and {apart}")
     return static_ones if static_ones and confirmed else static_ones + confirmed
+
+
+def observed(run):
+    """In the user's own run: random states that two workers both reached after a batch, the draws
+    of copies of one generator.  Two 64-bit or larger states agreeing by chance would need more draws than
+    any run makes: a count with no chance in it."""
+    shared = run.get("shared_draw_states", 0)
+    if shared < 2:
+        return []
+    sources = ", ".join(run.get("shared_draw_sources", [])) or "a generator"
+    return [_found("risk", "repeated-draws",
+                   f"measured in your run: {shared} random states of {sources} were reached by two DataLoader "
+                   "workers: each worker draws the same numbers, so their augmentations repeat")]

@@ -115,3 +115,21 @@ def merge(findings, probe):
             finding.evidence += ("; the probe read part of the stream and no worker delivered a sample another did: "
                                  "the split may be made where this reading cannot see")
     return findings
+
+
+def observed(run):
+    """In the user's own run: a stream's epoch delivered each sample about once per worker.  A count: a
+    split stream delivers each record once, and twice the records is no handful of identical ones."""
+    found = []
+    for row in run.get("per_epoch", []):
+        if not (row.get("iterable") and row.get("workers", 0) > 1 and row["distinct"] >= 8):
+            continue
+        if row["samples"] >= 2 * row["distinct"]:
+            who = f"rank {row['rank']}'s" if row.get("rank") is not None else "the"
+            found.append(_found("risk", "duplicate-samples",
+                                f"measured in your run: {who} stream loader (epoch {row['epoch']}, "
+                                f"{row['workers']} workers) delivered {row['samples']:,} samples of which "
+                                f"{row['distinct']:,} distinct: each about {row['samples'] / row['distinct']:.1f} "
+                                "times, once per worker"))
+            break
+    return found

@@ -77,3 +77,15 @@ def _setters(dataset) -> dict[str, list[str]]:
                 if written:
                     found[name] = written
     return found
+
+
+def observed(run):
+    """In the user's own run: the training process's dataset moved to a state (an epoch, a curriculum step)
+    that no worker's copy ever had while it made a batch: persistent workers kept their first copy."""
+    stale = run.get("stale_dataset_states", 0)
+    persistent = any(loader.get("persistent") for loader in run.get("loaders", []))
+    if not (stale and persistent):
+        return []
+    return [_found("risk", "persistent-epoch-state",
+                   f"measured in your run: the training process's dataset was in {stale} state(s) that no "
+                   "persistent worker's copy had when it made its batches: the workers never saw the new epoch")]

@@ -15,6 +15,8 @@ FIXES = {
     "collective-timeout": "give every rank the same number of batches: DistributedSampler as the loader's sampler (it "
                           "pads), drop_last=True, shards of equal size, or DDP's join() for inputs that stay uneven; "
                           "print len(loader) on every rank to see it. " + _QUESTION[0].upper() + _QUESTION[1:],
+    "uneven-batches": "give every rank the same number of batches: DistributedSampler as the loader's sampler (it "
+                      "pads), drop_last=True, shards of equal size, or DDP's join() for inputs that stay uneven",
     "rank-waits-in-collective": "compare every rank's stack (py-spy dump --pid on each): a rank past its loop means "
                                 "uneven batch counts (30: DistributedSampler, drop_last=True or DDP's join()); a rank "
                                 "waiting for a batch means its loader stalled (31: DataLoader(timeout=) below the "
@@ -80,3 +82,24 @@ def running(job):
                    f"collective ({where}) using no CPU, its {len(job.workers)} DataLoader worker(s) idle: a peer rank "
                    "is not in the same collective. Past its last batch (uneven batch counts, 30) or stuck in its own "
                    "loader (31): the other ranks' stacks decide", details=stacks[-1])]
+
+
+def observed(run):
+    """In the user's own run: one rank's loader ended its epoch after fewer batches than another rank
+    received in the same epoch: the rank with more waits in a collective the other never joins.  A count."""
+    found, by_epoch = [], {}
+    for row in run.get("per_epoch", []):
+        if row.get("rank") is not None:
+            by_epoch.setdefault((row["lid"], row["epoch"]), {})[row["rank"]] = row
+    for (_, epoch), ranks in sorted(by_epoch.items()):
+        ended = {rank: row["batches"] for rank, row in ranks.items() if row.get("ended")}
+        most = max(ranks.values(), key=lambda row: row["batches"])
+        short = [(rank, n) for rank, n in ended.items() if n < most["batches"]]
+        if len(ranks) > 1 and short:
+            rank, n = min(short, key=lambda item: item[1])
+            found.append(_found("risk", "uneven-batches",
+                                f"measured in your run: in epoch {epoch}, rank {rank}'s loader ended after {n} "
+                                f"batches while rank {most['rank']} received {most['batches']}: rank "
+                                f"{most['rank']} waits in its collective for a peer that has left the loop"))
+            break
+    return found

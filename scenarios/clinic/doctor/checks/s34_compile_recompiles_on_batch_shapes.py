@@ -1,4 +1,6 @@
 """34 · a compiled step recompiles for each batch shape its loader makes, until dynamo stops compiling it."""
+from scenarios.clinic.doctor.findings import finder
+
 SCENARIO = "34"
 FIXES = {
     "shape-recompiles": "give the compiled function a few input shapes; for a loader's batches: "
@@ -21,3 +23,17 @@ UNLESS = r"Guard failed on a parameter"
 HEALTHY = ("log texts only, no rule on a loader: a loader's batch shapes are the user's choice and torch.compile "
            "is not in what the doctor examines; the texts are dynamo's own, printed only when a compiled function "
            "sees a new size or reaches its recompile limit (no log in tests/logs holds either text)")
+
+_found = finder(SCENARIO, FIXES)
+_MANY = 3  # compilations past the first two (a step's first shapes: the batch, then the ragged last one)
+
+
+def observed(run):
+    """In the user's own run: dynamo compiled again and again while the loader delivered batches of
+    many shapes.  Counts, both seen: each compilation as dynamo starts it, each batch's first shape."""
+    compiles, shapes = run.get("compiles", 0), run.get("batch_shapes", 0)
+    if compiles < _MANY or shapes < _MANY:
+        return []
+    return [_found("risk", "shape-recompiles",
+                   f"measured in your run: dynamo compiled {compiles} times while the loaders delivered batches of "
+                   f"{shapes} shapes: each new shape is a new graph, until the recompile limit stops compiling")]

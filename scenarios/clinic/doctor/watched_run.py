@@ -1,0 +1,72 @@
+"""`python -m scenarios doctor [--seconds N] [--json] -- COMMAND …`: the user's own run, watched from inside.
+
+The command runs unchanged from the current folder (`python train.py --lr 3e-4`, `torchrun
+--nproc_per_node=2 train.py`, `accelerate launch train.py`, a Lightning script, a shell script), below the
+runner's reaper and with the observer (run/observe.py: a sitecustomize.py on PYTHONPATH) in every
+interpreter it starts: the training processes, each rank a launcher starts, every DataLoader worker
+however started.  Its output is shown as it comes (on stderr, so that --json stays clean).  At the
+end of the window it gets Ctrl-C as a terminal sends it, to its whole process group, and a few
+seconds to end by itself; then what is left is killed and reaped, and what it left in /dev/shm
+removed.  Nothing else of the user's is touched: a checkpoint exists only if the run wrote it.
+
+What the checks read (their `observed(run)` hook) is a dict: run/observed.py's summary (its
+`per_epoch` rows: each loader's epochs per process and rank, delivered, distinct and ended), and
+`seconds`, `stopped` (the window ended it), `exit_status` and `output`, the run's last lines, which
+`explain` reads as it reads a pasted log: the library's own messages the run printed count too.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+
+from scenarios.clinic.run.shm_leaks import remove_leaked_shm, shm_names
+from scenarios.clinic.run.supervise import Supervised
+
+WINDOW_S = 60.0   # a run's first epochs: enough for most faults to show, short enough to wait for
+GRACE_S = 5.0     # after Ctrl-C: a training script's own `finally:` (a checkpoint it writes on exit)
+OUTPUT_LINES = 5000  # of the run's output, read as `explain` reads a pasted log
+
+
+def problem_with(command: list[str]) -> str:
+    """Why `command` cannot be started, or ''."""
+    if not command:
+        return "no command after --: doctor -- python train.py"
+    if shutil.which(command[0]) is None and not os.path.isfile(command[0]):
+        return f"no such command: {command[0]} (run from your training folder: doctor -- python train.py)"
+    return ""
+
+
+def _echo(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def watch(command: list[str], seconds: float = WINDOW_S, echo=_echo) -> dict:
+    """Run `command` for at most `seconds` with the observer in every interpreter; what it did."""
+    shm_before = shm_names()
+    started = time.monotonic()
+    run = Supervised(list(command), on_line=echo, observe=True, cwd=os.getcwd())
+    stopped = False
+    try:
+        while run.exit_status() is None and time.monotonic() - started < seconds:
+            run.wait_noting_processes(0.5)
+        stopped = run.exit_status() is None
+        if stopped:
+            run.interrupt(GRACE_S)
+    finally:  # Ctrl-C on the doctor itself too: nothing of the user's run outlives it
+        survivors = run.finish()
+    leaked = remove_leaked_shm(shm_before, run.seen, run.semaphores)
+    return {**(run.observations or {}), "seconds": round(time.monotonic() - started, 2), "stopped": stopped,
+            "exit_status": run.exit_status(), "processes": len(run.seen), "survivors": survivors,
+            "leaked_shm_files": leaked, "output": "\n".join(run.lines[-OUTPUT_LINES:])}
+
+
+def summary(run: dict) -> str:
+    """One line: what was watched."""
+    ranks = sorted({r["rank"] for r in run.get("per_epoch", []) if r.get("rank") is not None})
+    how = f"stopped after {run['seconds']:.0f} s" if run["stopped"] else \
+        f"ended by itself with status {run['exit_status']} after {run['seconds']:.0f} s"
+    return (f"{how}; {len(run.get('loaders', []))} DataLoader(s), {run.get('real_workers', 0)} worker(s)"
+            + (f", ranks {', '.join(map(str, ranks))}" if ranks else "")
+            + f", {run.get('batches', 0)} batches received")
