@@ -176,6 +176,7 @@ def test_every_public_loader_names_its_source():
 @pytest.mark.parametrize("name, scenario", [
     pytest.param(n, s, marks=pytest.mark.xfail(reason=KNOWN_MISSES[n], strict=True)) if n in KNOWN_MISSES else (n, s)
     for n, s in sorted(FAULTY.items())])
+@pytest.mark.full  # every public loader probed: one probe per kind of evidence is in make test
 def test_faulty_public_loader_is_a_risk_of_its_scenario(examined, name, scenario):
     result = examined[name]
     assert scenario in risks(result), result["findings"]
@@ -183,6 +184,7 @@ def test_faulty_public_loader_is_a_risk_of_its_scenario(examined, name, scenario
 
 
 @pytest.mark.parametrize("name", WELL_BUILT)
+@pytest.mark.full  # every public loader probed: one probe per kind of evidence is in make test
 def test_well_built_public_loader_has_no_risk_and_at_most_one_note(examined, name):
     result = examined[name]
     assert risks(result) == [], [f for f in result["findings"] if f["level"] == "risk"]
@@ -193,11 +195,13 @@ def test_well_built_public_loader_has_no_risk_and_at_most_one_note(examined, nam
 # ---------------------------------------------------------------- the doctor's past mistakes
 
 
+@pytest.mark.full  # every public loader probed: one probe per kind of evidence is in make test
 def test_lmdb_environment_opened_in_init_is_an_open_connection(examined):
     finding = risk_of(examined["crnn_lmdb"], "11")
     assert finding["check"] == "open-connection" and "dataset.env is an open lmdb.Environment" in finding["evidence"]
 
 
+@pytest.mark.full  # every public loader probed: one probe per kind of evidence is in make test
 def test_memory_error_in_a_worker_is_scenario_10_not_02(examined):
     result = examined["volume_memory_error"]
     assert risks(result) == ["10"], result["findings"]
@@ -207,12 +211,14 @@ def test_memory_error_in_a_worker_is_scenario_10_not_02(examined):
     assert "Unable to allocate" in finding["evidence"]
 
 
+@pytest.mark.full  # every public loader probed: one probe per kind of evidence is in make test
 def test_stream_split_by_a_helper_function_is_not_a_duplicate_stream(examined):
     assert not [f for f in examined["webdataset_split_helper"]["findings"] if f["scenario"] == "13"]
     finding = risk_of(examined["sharded_stream_no_split"], "13")  # the same stream without the helper
     assert "never calls get_worker_info()" in finding["evidence"] and "exact copies" in finding["evidence"]
 
 
+@pytest.mark.full  # every public loader probed: one probe per kind of evidence is in make test
 def test_a_split_by_a_base_class_or_a_library_is_a_split_and_tensors_are_not_copy_on_read(examined):
     # Issue 27: judged by the probe's count of each worker's samples, not by one class's source;
     # torch's TensorDataset never gets 03, whatever its workers' memory does in the first batches.
@@ -221,11 +227,13 @@ def test_a_split_by_a_base_class_or_a_library_is_a_split_and_tensors_are_not_cop
     assert not [f for f in examined["tensor_dataset"]["findings"] if f["scenario"] == "03"]
 
 
+@pytest.mark.full  # every public loader probed: one probe per kind of evidence is in make test
 def test_library_code_is_not_read_as_a_pool_in_the_worker(examined):
     # datasets' classes make process pools for map(num_proc=…) in the main process: not the user's.
     assert risks(examined["hf_streamed_few_shards"]) == ["22"], examined["hf_streamed_few_shards"]["findings"]
 
 
+@pytest.mark.full  # every public loader probed: one probe per kind of evidence is in make test
 def test_a_pool_made_in_a_preparation_step_is_a_note_once_workers_read_batches(examined):
     # Kinetics-style: the pool unpacks archives from __init__, in the main process; the probe's
     # workers read every batch without the daemonic error.

@@ -9,7 +9,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from conftest import REPO_ROOT, full
+from conftest import REPO_ROOT
 
 NOTEBOOKS = sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
 IDS = [p.stem for p in NOTEBOOKS]
@@ -56,10 +56,9 @@ def _plots_missing(notebook) -> list[str]:
             and not (not_run and "no figure:" in said[n])]
 
 
+@pytest.mark.full  # a walkthrough runs every variant of its scenario, myth_* and measure_* included
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=IDS)
 def test_notebook_executes(path, monkeypatch):
-    if not full():  # a walkthrough runs every variant of its scenario, myth_* and measure_* included
-        pytest.skip("the walkthroughs are executed by `make test-full` (and `make notebooks`)")
     monkeypatch.setenv("PYTHONPATH", str(REPO_ROOT))  # the kernel imports scenarios/ and fixes/
     # As a headless shell may set it: a walkthrough must draw inline (`%matplotlib inline`) all the
     # same, or `make notebooks` run from such a shell stores no picture.

@@ -16,7 +16,7 @@ import webdataset as wds
 
 from torch.multiprocessing import ProcessRaisedException
 
-from conftest import REPO_ROOT, full, load_scenario_module, scenario_report
+from conftest import REPO_ROOT, load_scenario_module, scenario_report
 
 FOLDER = "29_stream_split_by_rank_and_worker"
 SHARDS, PER_SHARD = 8, 12
@@ -130,9 +130,8 @@ def test_without_gloo_the_script_says_it_cannot_run_here(monkeypatch, capsys):
     assert "cannot run here: this torch build has no gloo backend" in capsys.readouterr().err
 
 
+@pytest.mark.full  # torchrun starts a fresh interpreter per rank: seconds each on a busy machine
 def test_fixed_under_torchrun_as_jobs_start():
-    if not full():  # torchrun starts a fresh interpreter per rank: seconds each on a busy machine
-        pytest.skip("runs with `make test-full`")
     done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
                            str(REPO_ROOT / "scenarios" / FOLDER / "fixed.py")],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=180)

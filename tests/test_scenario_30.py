@@ -13,7 +13,7 @@ import time
 import psutil
 import pytest
 
-from conftest import REPO_ROOT, full, scenario_report
+from conftest import REPO_ROOT, scenario_report
 from leftovers import tied
 
 TIMEOUT = re.compile(r"^\[rank(\d)\]: RuntimeError: \[[^]]*unbound_buffer\.cc:\d+\] "
@@ -78,7 +78,7 @@ def test_forkserver_workers_change_neither_cause_nor_fix(report):
     assert "workers started by forkserver" in report["variants"]["measure_forkserver"]["output_tail"]
 
 
-@pytest.mark.skipif(not full(), reason="a third torchrun job (3 imports of torch): make test-full runs it")
+@pytest.mark.full  # a third torchrun job (3 imports of torch)
 def test_the_doctor_names_the_rank_that_waits_from_the_launchers_pid():
     from scenarios.clinic.doctor.engine import examine_running
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from conftest import REPO_ROOT, full, load_scenario_module, scenario_report
+from conftest import REPO_ROOT, load_scenario_module, scenario_report
 from leftovers import tied
 from scenarios.clinic.doctor.checks import s33_unpicklable_sample_hangs as check
 from scenarios.clinic.doctor.explain import explain_text
@@ -198,7 +198,7 @@ def _end(job: subprocess.Popen) -> None:
     psutil.wait_procs([psutil.Process(p) for p in tree if psutil.pid_exists(p)], timeout=15)
 
 
-@pytest.mark.skipif(not full(), reason="a live job examined for 6 s: `make test-full`")
+@pytest.mark.full  # a live job examined for 6 s
 def test_doctor_pid_names_33_on_the_hung_job():
     from scenarios.clinic.doctor.engine import examine_running
 
@@ -216,7 +216,7 @@ def test_doctor_pid_names_33_on_the_hung_job():
         _end(job)
 
 
-@pytest.mark.skipif(not full(), reason="the doctor's probe waits out its stall limit: `make test-full`")
+@pytest.mark.full  # the doctor's probe waits out its stall limit
 def test_doctor_probe_names_33_on_the_broken_loader(tmp_path):
     from scenarios.clinic.doctor.engine import examine_file
 

@@ -13,6 +13,7 @@ from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
 from scenarios.clinic.doctor import events
 from scenarios.clinic.paths import readable_paths
 from scenarios.clinic.run.declarations import ScenarioError as BadInput  # noqa: F401  (one bad-input exception)
+from scenarios.clinic.run.result import JSON_SCHEMA
 
 MIB = 2**20
 
@@ -43,6 +44,9 @@ class Finding:
     # out of reach): no reason of this loader's own, so shown only with --all.
     general: bool = False
     in_place: str = ""     # what showed that its fix is applied already: then no fix line
+    # The evidence's figures as data ({"held": 806, "limit": 1024}): what a script or a test reads,
+    # never the sentence (JSON_SCHEMA below)
+    figures: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
         self.level = Level(self.level)
@@ -60,14 +64,27 @@ class Finding:
 
     def as_dict(self) -> dict:
         return {"scenario": self.scenario, "level": self.level, "check": self.check,
-                "evidence": readable(self.evidence), "fix": "" if self.in_place else self.fix, "readme": self.readme}
+                "evidence": readable(self.evidence), "fix": "" if self.in_place else self.fix, "readme": self.readme,
+                "figures": self.figures}
 
 
 def finder(scenario: str, fixes: dict):
     """A check module's way to make its findings: the scenario and the fix text come from it."""
-    def found(level: str, check: str, evidence: str, details: str = "", general: bool = False) -> Finding:
-        return Finding(scenario, level, check, evidence, fixes[check], details, general)
+    def found(level: str, check: str, evidence: str, details: str = "", general: bool = False,
+              figures: dict | None = None) -> Finding:
+        return Finding(scenario, level, check, evidence, fixes[check], details, general, figures=figures or {})
     return found
+
+
+def text_finder(scenario: str, fixes: dict, doc: str):
+    """A check module's way to make what `explain` reads in a pasted text: what was read, the cause (the check's
+    docstring's first line), and what decided the level (a reason where *likely*, the deciding question where
+    *possible*), as explain writes its own."""
+    cause = (doc or "").strip().splitlines()[0]
+
+    def read(level: str, check: str, evidence: str, why: str) -> Finding:
+        return Finding(scenario, level, check, f"{evidence} ({cause}) [{level}: {why}]", fixes[check])
+    return read
 
 
 def merge_same(findings: list[Finding], probe) -> list[Finding]:
@@ -82,6 +99,7 @@ def merge_same(findings: list[Finding], probe) -> list[Finding]:
         twin.evidence += f"; in the probe: {finding.evidence.removeprefix('measured: ')}"
         twin.level = Level.RISK if Level.RISK in (twin.level, finding.level) else twin.level
         twin.details = twin.details or finding.details
+        twin.figures = {**twin.figures, **finding.figures}
     return merged
 
 
@@ -120,8 +138,9 @@ class Findings(list):
         return self
 
     def as_json(self, **beside) -> dict:
-        """The one shape of every --json of the doctor: {"findings": [...]} (and what a command adds beside)."""
-        return {"findings": [f.as_dict() for f in self], **beside}
+        """The one shape of every --json of the doctor and of explain (README's "JSON output"):
+        {"schema": N, "findings": [...]} and what a command adds beside."""
+        return {"schema": JSON_SCHEMA, "findings": [f.as_dict() for f in self], **beside}
 
     @property
     def risks(self) -> list[Finding]:

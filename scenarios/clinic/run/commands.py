@@ -5,6 +5,7 @@ import functools
 import json
 import sys
 
+from scenarios.clinic.run.result import JSON_SCHEMA
 from scenarios.host import EXIT_BAD_INPUT, EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 
@@ -82,6 +83,8 @@ def _run_many(numbers, variants, show, figures: bool, as_json: bool) -> int:
             _store(number=number, why=why)
         _write_tables()
     if as_json:
+        for report in reports:
+            report["schema"] = JSON_SCHEMA
         print(json.dumps(reports[0] if len(numbers) == 1 and reports else reports, indent=1))
     elif len(numbers) > 1:
         print("\n" + summary(reports, not_run))

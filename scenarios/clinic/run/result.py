@@ -18,6 +18,11 @@ class Outcome(enum.StrEnum):
 
 EXPECTABLE = (Outcome.COMPLETED, Outcome.ERROR, Outcome.HANG, Outcome.SIGNAL)
 
+# The version of every --json the project prints (run, doctor, explain; README's "JSON output"):
+# raised when a field changes meaning or goes, left when one is added.  1: a "schema" field in each
+# document, a "figures" field in each finding.
+JSON_SCHEMA = 1
+
 
 class VariantResult(TypedDict):
     outcome: Outcome              # compared with the declaration's `expect`

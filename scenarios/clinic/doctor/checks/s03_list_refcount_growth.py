@@ -100,7 +100,9 @@ def measured(examined, probe):
                    f"over the second: growth that goes on, not a warm-up; at that rate a worker holds "
                    f"{projected:,.0f} MB more by the end of an epoch of {setup.batches or '?'} batches"
                    + (" (all of the parent's private memory: the most it can copy)" if figures["capped"] else "")
-                   + f", {projected * workers:,.0f} MB for {workers}")]
+                   + f", {projected * workers:,.0f} MB for {workers}",
+                   figures={"projected_mb": round(projected, 1), "per_batch_mb": round(figures["per_batch_mb"], 3),
+                            "workers": workers})]
 
 
 def running(job):

@@ -81,4 +81,5 @@ def running(job):
                    f"the training process holds {total:,} open descriptors against its limit of {job.fd_limit:,}; "
                    f"{held:,} of them are torch's shared-memory descriptors ({trend}), each a tensor storage a kept "
                    f"or in-flight batch holds: more than the {left:,} the limit leaves, so as many again kept "
-                   "brings \"Too many open files\"")]
+                   "brings \"Too many open files\"",
+                   figures={"open": total, "limit": job.fd_limit, "torch_shared": held})]

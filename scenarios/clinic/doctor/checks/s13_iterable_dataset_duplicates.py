@@ -130,6 +130,7 @@ def observed(run):
                                 f"measured in your run: {who} stream loader (epoch {row['epoch']}, "
                                 f"{row['workers']} workers) delivered {row['samples']:,} samples of which "
                                 f"{row['distinct']:,} distinct: each about {row['samples'] / row['distinct']:.1f} "
-                                "times, once per worker"))
+                                "times, once per worker",
+                                figures={key: row[key] for key in ("epoch", "rank", "workers", "samples", "distinct")}))
             break
     return found

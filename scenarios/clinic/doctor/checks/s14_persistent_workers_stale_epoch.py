@@ -88,4 +88,5 @@ def observed(run):
         return []
     return [_found("risk", "persistent-epoch-state",
                    f"measured in your run: the training process's dataset was in {stale} state(s) that no "
-                   "persistent worker's copy had when it made its batches: the workers never saw the new epoch")]
+                   "persistent worker's copy had when it made its batches: the workers never saw the new epoch",
+                   figures={"stale_states": stale})]

@@ -81,7 +81,8 @@ def running(job):
                    f"for {job.seconds:.1f} s {who} waited in a "
                    f"collective ({where}) using no CPU, its {len(job.workers)} DataLoader worker(s) idle: a peer rank "
                    "is not in the same collective. Past its last batch (uneven batch counts, 30) or stuck in its own "
-                   "loader (31): the other ranks' stacks decide", details=stacks[-1])]
+                   "loader (31): the other ranks' stacks decide", details=stacks[-1],
+                   figures={"rank": rank[0] if rank else None, "pid": job.trainer})]
 
 
 def observed(run):
@@ -100,6 +101,8 @@ def observed(run):
             found.append(_found("risk", "uneven-batches",
                                 f"measured in your run: in epoch {epoch}, rank {rank}'s loader ended after {n} "
                                 f"batches while rank {most['rank']} received {most['batches']}: rank "
-                                f"{most['rank']} waits in its collective for a peer that has left the loop"))
+                                f"{most['rank']} waits in its collective for a peer that has left the loop",
+                                figures={"epoch": epoch, "short_rank": rank, "short_batches": n,
+                                         "long_rank": most["rank"], "long_batches": most["batches"]}))
             break
     return found
