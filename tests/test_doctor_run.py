@@ -36,7 +36,8 @@ def script(number: str, variant: str) -> str:
 def test_a_broken_run_is_named_by_what_it_did_and_its_fixed_twin_is_quiet(number, check):
     status, report, _ = doctor_on(sys.executable, script(number, "broken"))
     assert status == 1 and [(f["scenario"], f["check"]) for f in report["findings"]] == [(number, check)], report
-    assert report["findings"][0]["evidence"].startswith("measured in your run: ")
+    assert report["findings"][0]["evidence"].startswith("measured in your run: ") and report["findings"][0]["figures"]
+    assert report["schema"] == 1
     status, report, _ = doctor_on(sys.executable, script(number, "fixed"))
     assert status == 0 and report["findings"] == [], report
 
@@ -68,3 +69,21 @@ def test_no_such_command_is_bad_input():
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stderr.startswith("error: no such command: no-such-trainer")
     assert "Traceback" not in done.stderr
+
+
+# The frameworks build the DataLoader inside the run: Lightning from train_dataloader(), the Hugging Face
+# Trainer from its train_dataset, Accelerate by preparing the user's loader (a DataLoader subclass).
+RUNS = REPO_ROOT / "tests" / "runs"
+
+
+@pytest.mark.parametrize("command, fixed_flag, scenario", [
+    pytest.param([sys.executable, str(RUNS / "lightning_stream.py")], "--split", "13", marks=FULL),
+    pytest.param([sys.executable, str(RUNS / "hf_trainer_augment.py")], "--per-worker", "12", marks=FULL),
+    pytest.param([sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2",
+                  str(RUNS / "accelerate_stream.py")], "--split", "13", marks=FULL),
+], ids=["lightning", "hf-trainer", "accelerate"])
+def test_a_frameworks_own_loader_is_watched_unchanged(command, fixed_flag, scenario):
+    status, report, _ = doctor_on(*command)
+    assert status == 1 and [f["scenario"] for f in report["findings"]] == [scenario], report
+    status, report, _ = doctor_on(*command, fixed_flag)
+    assert status == 0 and report["findings"] == [], report

@@ -88,8 +88,10 @@ def test_command_line_exit_statuses_and_json(tmp_path):
     log.write_text(_wrapped(TORCH_TEXTS[3][0]))
     found = explain(str(log), "--json")
     assert found.returncode == 1 and found.stderr == ""
-    (finding,) = json.loads(found.stdout)["findings"]
-    assert set(finding) == {"scenario", "level", "check", "evidence", "fix", "readme"} and finding["scenario"] == "08"
+    document = json.loads(found.stdout)
+    (finding,) = document["findings"]
+    assert document["schema"] == 1 and finding["scenario"] == "08"
+    assert set(finding) == {"scenario", "level", "check", "evidence", "fix", "readme", "figures"}
     assert explain("-", stdin="all good\n").returncode == 0
     missing = explain(str(tmp_path / "nope.log"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr and "Traceback" not in missing.stderr

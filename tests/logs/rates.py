@@ -3,6 +3,9 @@ names right first at *certain* or *likely*; of the clean logs, how many get a *c
 *likely* finding (each a false alarm).  A label is the lesson that fixes the user's problem;
 `cuda` stands for any GPU scenario (25, 26, 27); `NN?` marks a log whose text cannot decide
 (the thread found NN; the right answer is a *possible* finding that asks the deciding question).
+A folder's ACCEPT.json may list printed-output logs (no error text: "printed") and other answers a reader
+of the text alone may rightly give ("accept"); a printed log is right where its first finding, *likely* or
+*possible*, names its label or an accepted answer.
 
     python tests/logs/rates.py [SET ...]      # sets: public, held-out, or a folder with EXPECT.json
 """
@@ -33,6 +36,21 @@ def right(scenario: str, wanted: set[str]) -> bool:
     return scenario in wanted or ("cuda" in wanted and scenario in GPU)
 
 
+def accepted(folder: pathlib.Path) -> tuple[set[str], dict[str, list[set[str]]]]:
+    """(printed-output logs, {file: other right answers}) from the folder's ACCEPT.json, where it has one."""
+    path = folder / "ACCEPT.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    return set(data.get("printed", ())), {k: [set(a) for a in v] for k, v in data.get("accept", {}).items()}
+
+
+def judge_printed(text: str, answers: list[set[str]]) -> str:
+    """'printed right' where the first finding (any level but a firm false alarm) names a right answer."""
+    findings = [f for f in explain_text(text) if f.level in ("likely", "possible")]
+    if not findings:
+        return "printed silent"
+    return "printed right" if any(right(findings[0].scenario, a) for a in answers) else "printed wrong"
+
+
 def judge(text: str, wanted: set[str]) -> str:
     """'right', 'wrong', 'silent' (an error log), 'clean' or 'false' (a clean log), 'asks' ('?')."""
     findings = explain_text(text)
@@ -47,11 +65,12 @@ def judge(text: str, wanted: set[str]) -> str:
 
 
 def measure(folder: pathlib.Path, show: bool) -> dict:
-    counts = {}
+    counts, (printed, accept) = {}, accepted(folder)
     for name, wanted in sorted(labels(folder).items()):
-        verdict = judge((folder / name).read_text(encoding="utf-8", errors="replace"), wanted)
+        text = (folder / name).read_text(encoding="utf-8", errors="replace")
+        verdict = judge_printed(text, [wanted] + accept.get(name, [])) if name in printed else judge(text, wanted)
         counts[verdict] = counts.get(verdict, 0) + 1
-        if show and verdict not in ("right", "clean", "asks"):
+        if show and verdict not in ("right", "clean", "asks", "printed right"):
             print(f"  {verdict:6} {name} (label {', '.join(sorted(wanted)) or 'none'})")
     return counts
 
@@ -66,7 +85,9 @@ def main(args: list[str]) -> int:
         clean = c.get("clean", 0) + c.get("false", 0)
         print(f"{folder.name}: error logs right first at certain/likely {c.get('right', 0)} of {errors}"
               f" ({c.get('wrong', 0)} wrong, {c.get('silent', 0)} silent); clean logs with a certain/likely "
-              f"finding {c.get('false', 0)} of {clean}; undecidable logs asked {c.get('asks', 0)}")
+              f"finding {c.get('false', 0)} of {clean}; undecidable logs asked {c.get('asks', 0)}"
+              + (f"; printed-output logs right at likely/possible {c.get('printed right', 0)} of {printed}"
+                 if (printed := sum(v for k, v in c.items() if k.startswith("printed"))) else ""))
     return 0
 
 

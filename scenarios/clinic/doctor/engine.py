@@ -240,14 +240,26 @@ def examine_command(command: list[str], seconds: float, only=None, echo=None) ->
 
     started = time.monotonic()
     checks = [c for c in select_checks(only) if hasattr(c, "observed")]
-    run = watch(command, seconds, **({"echo": echo} if echo else {}))
+    run = watch(command, seconds, on_stall=lambda pid: list(examine_running(pid, 3.0, only=only)),
+                **({"echo": echo} if echo else {}))
     found = explained([f for c in checks for f in guarded(c, lambda check: check.observed(run))], checks)
-    found += printed_by_the_run(run["output"], {f.scenario for f in found}, only)
+    found += _while_stalled(run.get("stalled", {}), {f.scenario for f in found})
+    printed = printed_by_the_run(run["output"], {c.SCENARIO for c in checks} | {f.scenario for f in found}, only)
+    # A question the text alone raises (a note) is answered where the run itself showed a risk.
+    found += [f for f in printed if f.level == "risk" or not any(m.level == "risk" for m in found)]
     findings = Findings(ordered(found), header=f"your run: {' '.join(command)[:100]}")
     findings.probe_status, findings.status_label = summary(run), "run"
     findings.seconds = time.monotonic() - started
     findings.run = run
     return findings
+
+
+def _while_stalled(stalled: dict, named: set) -> list[Finding]:
+    """What the stacks showed when the run delivered nothing for a while (watched_run.STALL_S)."""
+    kept = [f for f in stalled.get("findings", []) if f.scenario not in named]
+    for finding in kept:
+        finding.evidence = f"after {stalled['quiet_s']:.0f} s of your run with no batch: {finding.evidence}"
+    return kept
 
 
 # What the run printed is a log the run itself wrote: a text explain is sure or fairly sure of names a
@@ -256,8 +268,9 @@ _LEVEL_OF = {"certain": "risk", "likely": "risk", "possible": "note"}
 
 
 def printed_by_the_run(output: str, measured: set, only=None) -> list[Finding]:
-    """`explain`'s findings on the run's own output, as the doctor's: a scenario the run's observation
-    already named is left to that measurement."""
+    """`explain`'s findings on the run's own output, as the doctor's.  A scenario whose check read the
+    run's observation is left to that measurement, whatever the output says: a printed line never
+    overrules what the run was seen to do (34's fixed.py prints its few recompiles)."""
     from scenarios.clinic.doctor.explain import explain_text
 
     wanted = {c.SCENARIO for c in select_checks(only)}

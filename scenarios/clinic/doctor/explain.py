@@ -25,33 +25,14 @@ import sys
 from scenarios.clinic.doctor import catalogue
 from scenarios.clinic.doctor import checks
 from scenarios.clinic.doctor.checks import error_table, log_texts, rank_texts
-from scenarios.clinic.doctor.findings import Finding, readable
+from scenarios.clinic.doctor.findings import Finding, Findings, readable
+from scenarios.clinic.doctor.pasted import RANK_PREFIX, blocks, unwrap
 from scenarios.clinic.doctor.printed import printed_findings
 from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
-COLOUR = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-# What launchers, containers and loggers put before a program's line; taken off one after another.
-PREFIXES = [
-    r"\[(?:rank|Rank|RANK)\s*\d+\]:\s?", r"rank\d+:\s", r"\d+:\s(?=\S)", r"srun:\s(?!error:)",
-    r"\[pod/[^\]\s]+\]\s", r"[\w.-]+-\d+\s+\|\s",                           # kubectl --prefix, docker compose
-    r">(?:\s|$)", r"\[\d+,\d+\]<std(?:out|err)>:",                           # a quoted reply; mpirun --tag-output
-    r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?(?:\s*[-|]\s*|\s+|$)",
-    r"(?:[\w.]+\s+-\s+)?\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?\s*[-|:]\s(?!Unexpected)",
-    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:", r"[EWI]\d{4}\s[\d:.]+\s+\d+\s[\w.]+:\d+\]\s",  # logging, glog
-]
-WRAPPING = re.compile("|".join(f"(?:{p})" for p in PREFIXES))
-RANK_PREFIX = re.compile("|".join(f"(?:{p})" for p in PREFIXES[:2]))   # the marks launchers put before a rank's line
 # Where a traceback shows that the DataLoader was involved: its source, its workers, its messages.
 THROUGH_DATALOADER = re.compile(r"torch[/\\]utils[/\\]data[/\\]|torchdata[/\\]|DataLoader|_worker_loop"
                                 r"|in DataLoader worker process|dataloader worker|[Ww]orker \(?pid")
-# A pasted traceback often starts at a frame, its header cut off: a `File "…", line N, in f` starts one
-# too (a traceback's frame; faulthandler's "line N in f" has no comma and stays out).
-# IPython's form: a "NameError    Traceback (most recent call last)" header, frames as "path in f(args)".
-START = re.compile(r"^Traceback \(most recent call last\):|^\s*File \".*\", line \d+, in |"
-                   r"^\S+\s+Traceback \(most recent call last\)|^\S+\.py in \S+\(|"
-                   r"^(?:\S+Error|\S+Exception|Exception)\b.*:|^\S.*:\d+: \w*Warning:|"
-                   r"^(?:ERROR|Error|RuntimeError)\b|DataLoader worker|huggingface/tokenizers|"
-                   r"Too many dataloader workers")
 # An exception a worker raised: torch's wrapper since 1.0, the worker loop's own frame before it.
 WORKER_RAISED = re.compile(r"in DataLoader worker process|in _worker_loop\b")
 # The exception's class, from the traceback's last line that names one (the worker's own, or torch's
@@ -62,43 +43,6 @@ RAISED = re.compile(r"^\W{0,3}(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit))\b|Caugh
 CODE_MISTAKE = {"IndexError", "KeyError", "TypeError", "AttributeError", "NameError", "UnboundLocalError",
                 "ImportError", "ModuleNotFoundError", "NotImplementedError", "ZeroDivisionError", "AssertionError",
                 "RecursionError", "SyntaxError"}
-CHAINED = re.compile(r"The above exception was the direct cause|During handling of the above exception")
-
-
-def unwrap(text: str) -> list[str]:
-    """The log's lines as the program wrote them: tqdm's redrawn bars reduced to their last
-    state, launcher, container and logger prefixes and colour codes taken off."""
-    lines = []
-    for raw in text.replace("\r\n", "\n").split("\n"):
-        line = COLOUR.sub("", raw.rstrip("\r").split("\r")[-1])
-        for _ in range(4):
-            shorter = WRAPPING.sub("", line, count=1) if WRAPPING.match(line) else line
-            if shorter == line:
-                break
-            line = shorter
-        lines.append(line.rstrip())
-    return lines
-
-
-def blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
-    """(first line's index, lines) of each traceback or error paragraph: from a line that starts
-    one to two blank lines, or to a new traceback that is not chained to it (PyTorch chains a
-    worker's death under "exited unexpectedly")."""
-    found, current, first = [], None, 0
-    for index, line in enumerate(lines):
-        unchained = line.startswith("Traceback (most recent") and current \
-            and not any(CHAINED.search(before) for before in current[-3:])
-        if current is not None and (unchained or (not line.strip() and current and not current[-1].strip())):
-            found.append((first, current))
-            current = None
-        if current is None:
-            if START.search(line):
-                current, first = [line], index
-            continue
-        current.append(line)
-    if current:
-        found.append((first, current))
-    return found
 
 
 # How sure a finding is of the lesson that fixes the user's problem.
@@ -121,11 +65,20 @@ def _asked(finding: Finding, check, line: str) -> Finding:
 
 
 def _line_of(block: list[str], match: re.Match) -> str:
-    """The line a match in the joined block falls on, from the match on."""
-    text = match.string
-    start = text.rfind("\n", 0, match.start()) + 1
-    end = text.find("\n", match.start())
-    return text[start:end if end >= 0 else len(text)].strip()[:300]
+    """The line a match in the joined block ends on: a text matched from a frame to its message quotes the message."""
+    text, at = match.string, max(match.end() - 1, match.start())
+    end = text.find("\n", at)
+    return text[text.rfind("\n", 0, at) + 1:end if end >= 0 else len(text)].strip()[:300]
+
+
+# A traceback's source line (`raise RuntimeError(f"DataLoader timed out after …")`) holds the message's words too.
+SOURCE_LINE = re.compile(r'File "[^"]*", line \d+.*\n[^\n]*\Z')
+
+
+def _search(pattern: str, joined: str) -> re.Match | None:
+    """The pattern's first match on the user's message line, not on a frame's source line that holds the same words."""
+    found = list(re.finditer(pattern, joined))
+    return next((m for m in found if not SOURCE_LINE.search(joined, 0, m.start())), found[0] if found else None)
 
 
 def _caught(block: list[str]) -> str:
@@ -167,8 +120,12 @@ def _likely(joined: str) -> Finding | None:
 
 
 def _worker_raised(check, name: str, block: list[str], joined: str) -> Finding | None:
-    raised = _raised(joined)
-    if not WORKER_RAISED.search(joined) or raised in CODE_MISTAKE | {None}:
+    """What a worker raised that no text names: a check's FRAMES in it name their lesson, else the catch-all's."""
+    raised, in_worker = _raised(joined), WORKER_RAISED.search(joined)
+    framed = [(c, n, why) for c in checks.CHECKS for p, n, why in getattr(c, "FRAMES", ()) if re.search(p, joined)]
+    if in_worker and framed:
+        return _finding(framed[0][0], framed[0][1], _caught(block), LIKELY, framed[0][2])
+    if not in_worker or raised in CODE_MISTAKE | {None}:
         return None
     if raised in PATH_MISSING:
         return _finding(check, name, _caught(block), POSSIBLE, "does every sample's path fail (a path the "
@@ -178,23 +135,33 @@ def _worker_raised(check, name: str, block: list[str], joined: str) -> Finding |
                     "programming mistake's class")
 
 
-def _block_finding(block: list[str]) -> Finding | None:
+def _block_finding(block: list[str], catch_all: bool = True) -> Finding | None:
     """The one failure a traceback shows: the error table's first match, a generic text only where
     the DataLoader is involved, where its check's frames show the mechanism, or where the text is
-    one of the checks' LIKELY ones."""
+    one of the checks' LIKELY ones (or, with catch_all, any exception a worker raised)."""
     joined = "\n".join(block)
     context = THROUGH_DATALOADER.search(joined)
     for pattern, check, name in error_table():
         if not pattern:   # the catch-all only for an exception a worker raised
-            found = _worker_raised(check, name, block, joined)
+            found = catch_all and _worker_raised(check, name, block, joined)
             if found:
                 return found
             continue
-        match = re.search(pattern, joined)
+        match = _search(pattern, joined)
         level = match and _level(check, _line_of(block, match), joined, context)
         if level:
-            return _asked(_finding(check, name, _line_of(block, match), *level), check, _line_of(block, match))
+            found = _asked(_finding(check, name, _line_of(block, match), *level), check, _line_of(block, match))
+            return _cause_above(check, match) or found
     return _likely(joined)
+
+
+def _cause_above(check, match: re.Match) -> Finding | None:
+    """A consequence (the check's CONSEQUENCE) with its cause named above it in one paragraph: the cause (a text
+    that names one; the catch-all's "a worker raised" names none)."""
+    above = match.string[:match.string.rfind("\n", 0, match.start()) + 1].splitlines()
+    consequence = getattr(check, "CONSEQUENCE", None)
+    named = above and consequence and re.search(consequence, _line_of([], match))
+    return _block_finding(above, False) if named else None
 
 
 def _logged(line: str, lines: list[str]) -> tuple[str, str]:
@@ -228,20 +195,14 @@ def _hits(lines: list[str]) -> list[tuple[int, Finding, bool]]:
     return sorted(hits, key=lambda hit: hit[0])
 
 
-# PyTorch's word for a worker that ended by exiting (no signal): the cause is that worker's own
-# error, printed before it (spawn's bootstrapping error, say); where the log holds one, this is its
-# consequence, not a second failure.  Alone, it stays 06's.
-_EXITED_WITH_CODE = re.compile(r"exited unexpectedly with exit code \d+")
-
-
 def _consequence(finding: Finding, warned: bool, findings: list[Finding], fatal: bool) -> bool:
-    """A worker's death that follows what ended the run: after any finding, a worker that exited with
-    a code (its own error came first); right after a traceback's finding, any worker death PyTorch
-    reports while the training process unwinds (a pin-memory thread's error, 27, once came with one
-    on an H200).  The worker's own "encountered in worker" line stays: it is the cause."""
-    if finding.scenario != "06" or not findings or warned:
+    """A check's CONSEQUENCE after any finding (a worker that exited with a code: its own error came first),
+    or any finding of such a check right after a traceback's finding (a worker death PyTorch reports while the
+    training process unwinds: a pin-memory thread's error, 27, once came with one on an H200)."""
+    consequence = getattr(next(c for c in checks.CHECKS if c.SCENARIO == finding.scenario), "CONSEQUENCE", None)
+    if consequence is None or not findings or warned:
         return False
-    return bool(_EXITED_WITH_CODE.search(finding.evidence)) or fatal
+    return bool(re.search(consequence, finding.evidence)) or fatal
 
 
 def _outranked(findings: list[Finding], warnings: set[int]) -> list[Finding]:
@@ -251,20 +212,22 @@ def _outranked(findings: list[Finding], warnings: set[int]) -> list[Finding]:
     shows its mechanism (33's feeder) and read alone as 11's: the same failure.  A certain finding stays."""
     wins = {c.SCENARIO: set(getattr(c, "WINS_OVER", ())) - {"*"} for c in checks.CHECKS}
     beaten = {lost for f in findings for lost in wins.get(f.scenario, ())}
-    return [f for f in findings if not ((id(f) in warnings or f.level != CERTAIN) and f.scenario in beaten)]
+    kept = [f for f in findings if not ((id(f) in warnings or f.level != CERTAIN) and f.scenario in beaten)]
+    return sorted(kept, key=lambda f: f.scenario in beaten)   # a certain one stays, below the more specific
 
 
 def _in_a_rank(text: str) -> list[tuple[int, Finding, bool]]:
     """A check's IN_A_RANK texts on lines that a launcher marked with a rank (before unwrap takes the mark off)."""
+    raw = text.replace("\r\n", "\n").split("\n")
     return [(index, _finding(check, name, line.strip()[:300], LIKELY, why), False)
-            for index, line in enumerate(text.replace("\r\n", "\n").split("\n")) if RANK_PREFIX.match(line)
+            for index, line in enumerate(raw) if RANK_PREFIX.match(line) and not (index and 'File "' in raw[index - 1])
             for pattern, check, name, why in rank_texts() if re.search(pattern, line)]
 
 
 def explain_text(text: str) -> list[Finding]:
     findings, seen, lines, warnings, fatal = [], set(), unwrap(text), set(), False
     hits = sorted(_hits(lines) + _in_a_rank(text), key=lambda hit: hit[0])
-    for _, finding, warned in hits + [(len(lines), f, False) for f in printed_findings(lines)]:
+    for _, finding, warned in hits + [(len(lines), f, False) for f in printed_findings(lines, text)]:
         if _consequence(finding, warned, findings, fatal):
             continue
         if (finding.scenario, finding.check) not in seen:
@@ -291,7 +254,7 @@ def run(args) -> int:
         return EXIT_BAD_INPUT
     findings = explain_text(text)
     if args.json:
-        print(json.dumps({"findings": [f.as_dict() for f in findings]}, indent=1))
+        print(json.dumps(Findings(findings).as_json(), indent=1))
     elif not findings:
         print("no DataLoader failure found in this text (an error of the model's own, or a healthy run)")
     for finding in ([] if args.json else findings):

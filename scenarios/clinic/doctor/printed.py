@@ -1,9 +1,12 @@
 """What users paste without an error text, named at the level its evidence allows (issue 35): the
 same "random" value printed in groups of equal size (the workers drew the same numbers: 12), printed
 batches of indices holding each index the same k times (k copies of the dataset: 13), a data
-time that is most of each step (the step waits for its batches: 07 or 28), Lightning's warning that
-a loader has few workers (advice Lightning gives whether or not loading is the bottleneck).
-`explain` adds these to the findings its error texts give."""
+time that is most of each step, a profiler's table whose time is mostly the DataLoader's __next__, a GPU's
+low utilisation told with words about waiting for data (the step waits for its batches: 07 or 28),
+Lightning's warning that a loader has few workers (advice Lightning gives whether or not loading is the
+bottleneck); and what each check's `pasted` hook reads (12's workers that print the same draws, 29's ranks
+that print the same ids, 31's rank that torchrun stopped).  Never *certain*: a printed value shows what
+happened, not why.  `explain` adds these to the findings its error texts give."""
 from __future__ import annotations
 
 import re
@@ -15,7 +18,8 @@ from scenarios.clinic.doctor.findings import Finding
 
 # A printed value: digits in it, no words of a log line (a progress bar, a loss) around it.
 VALUE = re.compile(r"^[\s\[\](),.\-+eE\d]*\d[\s\[\](),.\-+eE\d]*$|^\s*(?:tensor|array)\(.*\d.*\)\s*,?$")
-DATA_TIME = re.compile(r"\bdata[_ ]?time[\s:=]+([\d.]+)", re.I)
+# mmcv's "data_time: 0.81", the ImageNet example's "Data 45.054 (45.054)" beside its step's "Time".
+DATA_TIME = re.compile(r"\bdata(?:[_ ]?time)?[\s:=]+([\d.]+)", re.I)
 STEP_TIME = re.compile(r"(?<!\w)(?<!data )(?:batch[_ ]?)?time[\s:=]+([\d.]+)", re.I)
 INDEX_BATCH = re.compile(r"^(?:Out:\s*)?\[?\s*tensor\(\[([\d,\s]+)\]\)[,\]]*$|^\[([\d\s,]+)\]$")
 ONE_LIST = re.compile(r"^(?:Out(?:\[\d+\])?:\s*)?\[tensor\(")  # list(loader) printed: `[tensor([6, 0]),`
@@ -85,6 +89,13 @@ def repeated_samples(lines: list[str]) -> list[Finding]:
                      f"workers iterates whole (13); {k} epochs print the same")]
 
 
+# The question that decides between the two lessons of a loop that waits for its batches, and the command that
+# measures it.
+_WAITS_QUESTION = ("what do the workers do meanwhile? Waiting on reads from a remote or slow store: 07; "
+                   "num_workers=0 or too few for the step, the GPU idle: 28. `python -m scenarios doctor FILE.py:"
+                   "make_loader` times your loader alone; `python -m scenarios doctor -- python train.py` your run")
+
+
 def data_time_share(lines: list[str]) -> list[Finding]:
     """A data time that is most of the step, in at least three of a log's timing lines."""
     shares = []
@@ -96,8 +107,7 @@ def data_time_share(lines: list[str]) -> list[Finding]:
         return []
     return [_finding("07", "loading-waits", "possible",
                      f"the data time is {statistics.median(shares):.0%} of the step (median of {len(shares)} lines)",
-                     "the step waits for its batches; what do the workers do meanwhile? Waiting on reads from a "
-                     "remote or slow store: 07; num_workers=0 or too few for the step, the GPU idle: 28")]
+                     "the step waits for its batches; " + _WAITS_QUESTION)]
 
 
 def few_workers(lines: list[str]) -> list[Finding]:
@@ -109,6 +119,80 @@ def few_workers(lines: list[str]) -> list[Finding]:
                      "wait for data (the data time against the step's, or the GPU's use)?")]
 
 
-def printed_findings(lines: list[str]) -> list[Finding]:
+# torch.profiler's row for the loop's wait (dataloader.py names it "enumerate(DataLoader)#<iterator>.__next__",
+# cut at 55 characters in key_averages().table()); cProfile's row for the same call (dataloader.py:N(__next__)).
+PROFILER_ROW = re.compile(r"enumerate\(DataLoader\)#(_SingleProcess|_MultiProcessing)?[\w.]*")
+CPROFILE_ROW = re.compile(r"^\s*[\d/]+\s+[\d.]+\s+[\d.]+\s+([\d.]+)\s+[\d.]+\s+\S*torch[/\\]utils[/\\]data[/\\]"
+                          r"dataloader\.py:\d+\(__next__\)")
+CPROFILE_TOTAL = re.compile(r"function calls (?:\(\d+ primitive calls\) )?in ([\d.]+) seconds")
+_SHARE = 0.5   # of the profiled time: the loop waited for its batches more than it did anything else
+
+
+def _profiler_share(lines: list[str]) -> tuple[float, str, str] | None:
+    """(share of the profiled time in the loader's __next__, the row, the iterator's kind) from a torch.profiler
+    table (its "CPU total %" column) or a cProfile listing (cumtime over the total)."""
+    header = next((line for line in lines if "CPU total %" in line and "Name" in line), "")
+    percents = [c.strip() for c in re.split(r"\s{2,}", header.strip()) if c.strip().endswith("%")]
+    column = percents.index("CPU total %") if "CPU total %" in percents else 0
+    for line in lines:
+        row = PROFILER_ROW.search(line)
+        shares = re.findall(r"([\d.]+)%", line)
+        if row and len(shares) > column:
+            return float(shares[column]) / 100, line.strip()[:200], row[1] or ""
+    total = next((float(m[1]) for m in map(CPROFILE_TOTAL.search, lines) if m), 0.0)
+    row = next((m for m in map(CPROFILE_ROW.match, lines) if m), None)
+    return (float(row[1]) / total, row.string.strip()[:200], "") if row and total > 0 else None
+
+
+def loop_waits_in_profile(lines: list[str]) -> list[Finding]:
+    """A profile whose time is mostly the loader's __next__: the loop waits for its batches.  Made in the loop
+    itself (_SingleProcessDataLoaderIter: num_workers=0), 28's lesson whatever the loading does: workers."""
+    found = _profiler_share(lines)
+    if not found or found[0] < _SHARE:
+        return []
+    share, row, kind = found
+    evidence = f"{share:.0%} of the profiled time is the loader's __next__: {row}"
+    if kind == "_SingleProcess":
+        return [_finding("28", "gpu-waits-for-data", "likely", evidence,
+                         "the loop builds each batch itself (num_workers=0) and waits for it: workers would build "
+                         "the next while the step runs, whatever the loading does (reads from a remote store, "
+                         "07, need them too)")]
+    return [_finding("07", "loading-waits", "possible", evidence, "the step waits for its batches; " + _WAITS_QUESTION)]
+
+
+# A utilisation figure of the GPU's (nvidia-smi's "GPU-Util", or told in words) and, anywhere in the text, words
+# about waiting for data: a GPU that is low for another reason (a small model, a sync) is not told that way.
+GPU_FIGURE = re.compile(r"\bGPU[\w -]{0,30}?(?:at|is|of|:|around|about|~)?\s*~?(\d{1,3}(?:\.\d+)?)\s?%"
+                        r"|(\d{1,3})\s?%\s+Default\b", re.I)
+WAITING_WORDS = re.compile(r"wait\w* (?:for|on) (?:the )?(?:data|batch|input|loader|IO\b|I/O)"
+                           r"|data ?load\w* (?:is )?(?:the )?bottleneck|starv\w*|\bIO[- ]bound"
+                           r"|\bslow (?:IO|I/O|disk|storage|data ?load\w*)", re.I)
+STORAGE_WORDS = re.compile(r"\b(?:IO|I/O|disk|HDD|NFS|S3|bucket|network|storage|remote|read(?:s|ing)? from)\b", re.I)
+
+
+def gpu_waits(lines: list[str]) -> list[Finding]:
+    """A GPU's utilisation at or below half, in a text that says the loop waits for data."""
+    figures = [(float(m[1] or m[2]), line) for line in lines for m in GPU_FIGURE.finditer(line)]
+    low = [(figure, line) for figure, line in figures if figure <= 50]
+    text = "\n".join(lines)
+    if not low or not WAITING_WORDS.search(text):
+        return []
+    evidence = f"the GPU at {low[0][0]:g} %, with words about waiting for data: {low[0][1].strip()[:160]}"
+    slow_store = STORAGE_WORDS.search(text)
+    scenario, name = ("07", "loading-waits") if slow_store else ("28", "gpu-waits-for-data")
+    return [_finding(scenario, name, "possible", evidence, "is it the loader the GPU waits for? " + _WAITS_QUESTION)]
+
+
+def _pasted(check, lines: list[str], raw: list[str]) -> list[Finding]:
+    try:
+        return check.pasted(lines, raw)
+    except Exception as error:  # a check that raises is one crashed finding, and the others' readings survive
+        return [Finding(check.SCENARIO, "crashed", "pasted", f"its reading of the text raised {error!r}", "")]
+
+
+def printed_findings(lines: list[str], raw: str = "") -> list[Finding]:
     """Indices that repeat are samples delivered again (13), not draws that repeat (12)."""
-    return (repeated_samples(lines) or repeated_draws(lines)) + data_time_share(lines) + few_workers(lines)
+    pasted = raw.replace("\r\n", "\n").split("\n") if raw else lines
+    hooked = [f for check in checks.CHECKS if hasattr(check, "pasted") for f in _pasted(check, lines, pasted)]
+    return ((repeated_samples(lines) or repeated_draws(lines)) + hooked + data_time_share(lines)
+            + loop_waits_in_profile(lines) + gpu_waits(lines) + few_workers(lines))

@@ -27,6 +27,9 @@ from scenarios.clinic.run.supervise import Supervised
 WINDOW_S = 60.0   # a run's first epochs: enough for most faults to show, short enough to wait for
 GRACE_S = 5.0     # after Ctrl-C: a training script's own `finally:` (a checkpoint it writes on exit)
 OUTPUT_LINES = 5000  # of the run's output, read as `explain` reads a pasted log
+# No record for this long while the run goes on: no batch delivered in any process, none made in any
+# worker.  Its processes' stacks are read then, as `doctor --pid` reads a job (once a run).
+STALL_S = 10.0
 
 
 def problem_with(command: list[str]) -> str:
@@ -42,15 +45,29 @@ def _echo(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def watch(command: list[str], seconds: float = WINDOW_S, echo=_echo) -> dict:
-    """Run `command` for at most `seconds` with the observer in every interpreter; what it did."""
+def _recorded_bytes(run: Supervised) -> int:
+    try:
+        return os.path.getsize(run.observed)
+    except OSError:
+        return 0
+
+
+def watch(command: list[str], seconds: float = WINDOW_S, echo=_echo, on_stall=None) -> dict:
+    """Run `command` for at most `seconds` with the observer in every interpreter; what it did.
+    `on_stall(pid)`, where given, is called once if the run goes STALL_S with no record (no batch
+    delivered anywhere, no worker's batch made) while it runs: what its processes wait in, read then."""
     shm_before = shm_names()
     started = time.monotonic()
     run = Supervised(list(command), on_line=echo, observe=True, cwd=os.getcwd())
-    stopped = False
+    stopped, stalled, last_size, last_change = False, None, -1, time.monotonic()
     try:
         while run.exit_status() is None and time.monotonic() - started < seconds:
             run.wait_noting_processes(0.5)
+            size = _recorded_bytes(run)
+            last_change, last_size = (time.monotonic(), size) if size != last_size else (last_change, last_size)
+            script = run.script()
+            if on_stall and stalled is None and script and size and time.monotonic() - last_change > STALL_S:
+                stalled = _examined(on_stall, script.pid, time.monotonic() - last_change)
         stopped = run.exit_status() is None
         if stopped:
             run.interrupt(GRACE_S)
@@ -59,7 +76,16 @@ def watch(command: list[str], seconds: float = WINDOW_S, echo=_echo) -> dict:
     leaked = remove_leaked_shm(shm_before, run.seen, run.semaphores)
     return {**(run.observations or {}), "seconds": round(time.monotonic() - started, 2), "stopped": stopped,
             "exit_status": run.exit_status(), "processes": len(run.seen), "survivors": survivors,
-            "leaked_shm_files": leaked, "output": "\n".join(run.lines[-OUTPUT_LINES:])}
+            "leaked_shm_files": leaked, "output": "\n".join(run.lines[-OUTPUT_LINES:]),
+            "stalled": stalled or {}}
+
+
+def _examined(on_stall, pid: int, quiet_s: float) -> dict:
+    """What `on_stall` read of the stalled run; a process that ended meanwhile leaves it empty."""
+    try:
+        return {"quiet_s": round(quiet_s, 1), "findings": on_stall(pid)}
+    except Exception:  # psutil's NoSuchProcess and its kin: the run moved on, nothing to say
+        return {}
 
 
 def summary(run: dict) -> str:

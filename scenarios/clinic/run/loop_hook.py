@@ -38,12 +38,15 @@ def _is_stream(dataset) -> bool:
     return isinstance(dataset, IterableDataset)
 
 
-def _rank() -> int | None:
-    """This process's rank where it is one of several (torchrun, accelerate and Lightning set RANK)."""
+def _rank(sampler) -> int | None:
+    """This process's rank where it is one of several: as torchrun, accelerate and Lightning set RANK,
+    else as a DistributedSampler was told (num_replicas, rank)."""
     try:
-        return int(os.environ["RANK"]) if int(os.environ.get("WORLD_SIZE", "1")) > 1 else None
-    except (KeyError, ValueError):
-        return None
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ:
+            return int(os.environ["RANK"])
+    except ValueError:
+        pass
+    return getattr(sampler, "rank", None) if getattr(sampler, "num_replicas", 1) > 1 else None
 
 
 def watched_init(init):
@@ -56,6 +59,7 @@ def watched_init(init):
             _LOADERS[0] += 1
             object.__setattr__(self, "_clinic_lid", _LOADERS[0])
             object.__setattr__(self, "_clinic_epochs", 0)
+            sampler = getattr(self, "sampler", None)
             context = self.multiprocessing_context
             method = context.get_start_method() if context is not None else None
             if method is None and self.num_workers > 0:
@@ -66,7 +70,8 @@ def watched_init(init):
                    "batch_size": self.batch_size, "start_method": method,
                    "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
                    "class": type(self).__name__, "iterable": _is_stream(self.dataset),
-                   "rank": _rank()})
+                   "rank": _rank(sampler), "sampler": type(sampler).__name__,
+                   "shuffle": getattr(sampler, "shuffle", None)})
         except Exception:
             pass
     return __init__

@@ -8,6 +8,7 @@ its copy of the dataset's state).  A torn or foreign line is skipped.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 
@@ -56,9 +57,11 @@ def per_epoch(loaders: dict, epochs: dict, batches: list[dict]) -> list[dict]:
     """Each loader's epochs as the training process received them, with what its loader was (rank,
     stream or not, workers): the samples delivered and how many of them were distinct."""
     received: dict[tuple, Counter] = {}
+    order: dict[tuple, list] = {}
     for batch in batches:
-        received.setdefault((batch.get("pid"), batch.get("lid"), batch.get("epoch")), Counter()).update(
-            batch.get("fp") or [])
+        key = (batch.get("pid"), batch.get("lid"), batch.get("epoch"))
+        received.setdefault(key, Counter()).update(batch.get("fp") or [])
+        order.setdefault(key, []).extend(batch.get("fp") or [])
     rows = []
     for (pid, lid, epoch), tally in sorted(epochs.items(), key=lambda item: tuple(map(str, item[0]))):
         loader = loaders.get((pid, lid), {})
@@ -66,7 +69,9 @@ def per_epoch(loaders: dict, epochs: dict, batches: list[dict]) -> list[dict]:
         rows.append({"pid": pid, "lid": lid, "epoch": epoch, "rank": loader.get("rank"),
                      "iterable": loader.get("iterable"), "workers": tally.get("workers", 0),
                      "class": loader.get("class"), "batches": tally.get("batches", 0),
-                     "ended": bool(tally.get("ended")),
+                     "ended": bool(tally.get("ended")), "sampler": loader.get("sampler"),
+                     "shuffle": loader.get("shuffle"),
+                     "order": hashlib.sha1("".join(order.get((pid, lid, epoch), [])).encode()).hexdigest()[:16],
                      "samples": sum(counts.values()), "distinct": len(counts)})
     return rows
 

@@ -40,9 +40,13 @@ CONTRACT = {
                           "launcher's [rankN]: before them), are its lesson: explain names them *likely* (optional)"),
     "ASK": ("data", "[(regex, question)]: texts of its ERRORS that other lessons' failures print too: explain names "
                     "them at *possible*, with the question that decides (optional)"),
-    "CONSEQUENCE": ("data", "regex: texts of its ERRORS that are what another failure named above them led to (a worker "
-                            "that exited with a code: its own error came first): explain keeps that cause and names "
-                            "nothing for them; after a traceback's failure, any of its findings is one (optional)"),
+    "CONSEQUENCE": ("data", "regex: texts of its ERRORS that are what another failure named above them led to (a "
+                            "worker that exited with a code: its own error came first): explain keeps that cause and "
+                            "names nothing for them; after a traceback's failure, any of its findings is one "
+                            "(optional)"),
+    "FRAMES": ("data", "[(regex, finding name, why)]: frames that, in a traceback a DataLoader worker raised, name its "
+                       "lesson whatever the exception's words, where no check's text does: explain names them "
+                       "*likely* (optional)"),
     "NEEDS": ("data", "regex: its LOG_TEXTS name something only where the log holds it too: the text that shows its "
                       "mechanism, where their words alone do not (explain; optional)"),
     "HEALTHY": ("data", "how often healthy loaders and jobs trip its rules, or why no chance is in a rule: a text "

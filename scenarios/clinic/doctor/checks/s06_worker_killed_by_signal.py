@@ -21,6 +21,10 @@ ASK = [(r"exited unexpectedly with exit code", "what did the worker print before
        (r"exited unexpectedly", "what ended the worker? A 'Killed process' line in `dmesg`, or the job's memory "
         "limit reached: 19 (the OOM killer); a 'Bus error' or a full /dev/shm (`df -h /dev/shm`): 04; a "
         "segmentation fault or a native library's crash: 06")]
+# PyTorch's words for a worker that ended by exiting, no signal (torch/csrc/DataLoader.cpp): the cause is the
+# worker's own error, printed before it (spawn's bootstrapping error, say); where the log holds one, above it
+# in the same paragraph or earlier, this is its consequence, not a second failure.  Alone, it stays 06's.
+CONSEQUENCE = r"exited unexpectedly with exit code \d+"
 # torch/csrc/DataLoader.cpp: the worker's own SIGSEGV and SIGFPE handlers, printed without a traceback.
 LOG_TEXTS = [(r"ERROR: Unexpected (?:segmentation fault|floating-point exception) encountered in worker",
               "worker-crash")]

@@ -8,8 +8,10 @@ augmentation whose two draws agree with probability p, that happens with probabi
 p**16 · P(Binomial(16, p) <= 8), at most 2.7e-4 over every p (largest near p = 0.74): below one
 in a thousand.  A coin flip (p = 0.5) trips it with probability 9e-6.
 """
+import re
+
 from scenarios.clinic.doctor import events
-from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.holdings import public_name
 
 SCENARIO = "12"
@@ -131,4 +133,73 @@ def observed(run):
     sources = ", ".join(run.get("shared_draw_sources", [])) or "a generator"
     return [_found("risk", "repeated-draws",
                    f"measured in your run: {shared} random states of {sources} were reached by two DataLoader "
-                   "workers: each worker draws the same numbers, so their augmentations repeat")]
+                   "workers: each worker draws the same numbers, so their augmentations repeat",
+                   figures={"shared_states": shared, "sources": run.get("shared_draw_sources", [])})]
+
+
+# Printed output (explain): a draw is a number with a fraction of at least two digits (a counter, an index or a
+# rounded setting has none); "worker 3", "worker_id=3", "[worker 3]" mark whose it is.
+_DRAW = re.compile(r"-?\d+\.\d{2,}(?:e-?\d+)?")
+_WORKER = re.compile(r"\bworker(?:[ _]?id)?\s*[:=#]?\s*(\d+)", re.I)
+_BARE_VALUES = re.compile(r"^\s*(?:-?\d+(?:\.\d+)?\s*[,;]?\s*){4,}$")
+_SETTLE = ("`python -m scenarios doctor FILE.py:make_loader` fetches one index through two workers and compares "
+           "their draws")
+_read = text_finder(SCENARIO, FIXES, __doc__)
+
+
+def _worded_runs(lines: list[str]) -> list[tuple[str, int]]:
+    """(line, times in a row) of the lines that hold words and a draw ("Rotating by 19.3670"), in order."""
+    runs = []
+    for line in (line.strip() for line in lines):
+        if not (_DRAW.search(line) and re.search(r"[A-Za-z]{3}", line)) or _WORKER.search(line):
+            continue
+        if runs and runs[-1][0] == line:
+            runs[-1] = (line, runs[-1][1] + 1)
+        else:
+            runs.append((line, 1))
+    return runs
+
+
+def _same_run_sizes(lines: list[str]) -> list:
+    runs = _worded_runs(lines)
+    sizes = [n for _, n in runs if n >= 2]
+    if len(sizes) < 2 or len(set(sizes)) != 1 or len(sizes) < 0.8 * len(runs):
+        return []
+    return [_read("likely", "repeated-draws", f"{len(sizes)} printed draws each {sizes[0]} times in a row "
+                  f"({runs[0][0][:60]} …)", f"each draw comes {sizes[0]} times, then the next: {sizes[0]} processes "
+                  "drew the same numbers, as DataLoader workers do whose generator was copied at the fork")]
+
+
+def _same_by_worker(lines: list[str]) -> list:
+    """Two or more workers' printed draws, the same sequence in each."""
+    drawn = {}
+    for line in lines:
+        worker, draw = _WORKER.search(line), _DRAW.search(line)
+        if worker and draw:
+            drawn.setdefault(worker[1], []).append(draw.group(0))
+    sequences = [values for values in drawn.values() if len(values) >= 2]
+    shortest = min((len(v) for v in sequences), default=0)
+    same = [v for v in sequences if v[:shortest] == sequences[0][:shortest]] if sequences else []
+    if len(same) < 2:
+        return []
+    return [_read("likely", "repeated-draws", f"{len(same)} workers printed the same {shortest} draws in the same "
+                  f"order ({', '.join(same[0][:3])} …)", "a generator copied into each worker at the fork gives each "
+                  "the same numbers; " + _SETTLE)]
+
+
+def _one_line_of_equals(lines: list[str]) -> list:
+    """One line of four or more equal numbers with a fraction: one draw per worker, each the same?"""
+    line = next((line.strip() for line in lines if _BARE_VALUES.match(line) and "." in line
+                 and len(set(re.findall(r"-?\d+(?:\.\d+)?", line))) == 1), None)
+    if line is None:
+        return []
+    count = len(re.findall(r"-?\d+(?:\.\d+)?", line))
+    return [_read("possible", "repeated-draws", f"{count} equal values on one printed line ({line[:60]})",
+                  f"are these {count} random draws, one a worker or a sample? Then each came out the same, a generator "
+                  "copied at the fork (12); a value the code sets is no draw. " + _SETTLE)]
+
+
+def pasted(lines, raw):
+    """Printed draws that repeat: runs of one size (each of k workers printed it), the same sequence under each
+    worker's name, or a line of equal values."""
+    return _same_run_sizes(lines) or _same_by_worker(lines) or _one_line_of_equals(lines)

@@ -17,6 +17,12 @@ ERRORS = [(r"filter returned failure during read|wrong B-tree signature|bad symb
 LIKELY = [(r"h5py objects cannot be pickled", "hdf5-handle", "h5py refuses to pickle an open handle: the object "
            "a spawned child must unpickle holds one, so each process must open the file itself")]
 WINS_OVER = ("09", "33")
+# h5py's own read (h5py/_hl/dataset.py's `self.id.read(...)`) failing inside a worker: whatever HDF5's words (they
+# change between releases: "Can't synchronously read data", "Unable to open object"), two workers that read
+# through one handle a fork copied is this lesson.
+FRAMES = [(r"h5py[/\\]_hl[/\\]\w+\.py\"?, line \d+, in \w+\s*\n\s*self\.id\.read\b", "hdf5-handle",
+           "h5py's read failed inside a DataLoader worker: an h5py file a fork copied into every worker moves one "
+           "shared state under their reads (a damaged file fails with num_workers=0 too: try it)")]
 # How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "the handles open when examined, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)

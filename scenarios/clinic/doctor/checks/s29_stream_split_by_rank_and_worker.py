@@ -17,7 +17,7 @@ import os
 import re
 
 from scenarios.clinic.doctor import events
-from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.holdings import code_sources
 
 SCENARIO = "29"
@@ -157,4 +157,44 @@ def observed(run):
     return [_found("risk", "stream-not-split-by-rank",
                    f"measured in your run: {shared:,} samples reached the training loops of ranks "
                    f"{', '.join(map(str, ranks))} in the same epoch (the smallest rank received {smallest:,} distinct"
-                   "): the stream is not split by rank")]
+                   "): the stream is not split by rank",
+                   figures={"ranks": ranks, "samples_on_several_ranks": shared, "smallest_rank_distinct": smallest})]
+
+
+# Printed output (explain): a line marked with its rank (torchrun's "[rank1]:", a program's own "[rank 1]" or
+# "rank=1") that prints a list of whole numbers (the sample ids or indices of a batch).
+_RANK = re.compile(r"\brank\s*[:=]?\s*(\d+)\b", re.I)
+_IDS = re.compile(r"\[\s*(\d+(?:\s*,\s*\d+|\s+\d+)+)\s*\]")
+_STREAM = re.compile(r"IterableDataset|webdataset|\bwds\.|[Ss]treaming|split_dataset_by_node|\bshards?\b")
+_read = text_finder(SCENARIO, FIXES, __doc__)
+
+
+def _ids_by_rank(raw: list[str]) -> dict[str, list[tuple[int, ...]]]:
+    by_rank = {}
+    for line in raw:
+        rank, ids = _RANK.search(line), _IDS.findall(line)
+        if rank and ids:
+            by_rank.setdefault(rank[1], []).append(tuple(int(n) for n in re.findall(r"\d+", ids[-1])))
+    return by_rank
+
+
+def pasted(lines, raw):
+    """Two or more ranks that printed the same ids, batch for batch: every rank reads the same samples."""
+    by_rank = _ids_by_rank(raw)
+    ranks = sorted(by_rank, key=int)
+    if len(ranks) < 2:
+        return []
+    shown = min(len(by_rank[r]) for r in ranks)
+    same = [r for r in ranks if by_rank[r][:shown] == by_rank[ranks[0]][:shown]]
+    ids = sum(len(batch) for batch in by_rank[ranks[0]][:shown])
+    if len(same) < 2 or shown < 2 or ids < 4:
+        return []
+    evidence = (f"{len(same)} of {len(ranks)} ranks (rank {', rank '.join(same)}) printed the same {shown} lists of "
+                f"ids, {ids} ids, in the same order")
+    if _STREAM.search("\n".join(raw)):
+        return [_read("likely", "stream-not-split-by-rank", evidence, "a stream every rank reads whole: its own code "
+                      "splits it by worker, never by rank")]
+    return [_read("possible", "stream-not-split-by-rank", evidence, "is the dataset a stream (an IterableDataset)? "
+                  "Then only its own code can split it by rank (29); a map-style dataset needs DistributedSampler as "
+                  "its sampler. `python -m scenarios doctor FILE.py:make_loader` reads your loader as rank 0 and "
+                  "rank 1 of 2")]

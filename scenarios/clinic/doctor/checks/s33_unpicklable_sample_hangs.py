@@ -19,9 +19,11 @@ FIXES = {
 # whoever made the queue.  Inside the DataLoader's own frames the same words are a start method's (09's).
 _FEEDER = r"multiprocessing[/\\]queues\.py\"?, line \d+, in _feed\b"
 CONTEXT = _FEEDER
-# From the feeder's frame to the pickling error it printed: the same words without that frame are a start
-# method's (09's), and another error in the feeder (a full /dev/shm, no descriptor left) is 04's or 08's.
-ERRORS = [(_FEEDER + r"[\s\S]{0,3000}?(?:cannot pickle|Can't pickle|Can't get local object|PicklingError"
+# From the feeder's frame, through that traceback's own frames (indented lines), to its exception line: a pickling
+# error there is the batch the queue could not send.  The same words without that frame are a start method's
+# (09's); another error in the feeder (a full /dev/shm, no descriptor left) is 04's or 08's; a pickling error
+# further down the log, after the feeder's own exception, is another failure's.
+ERRORS = [(_FEEDER + r"(?:\n[ \t]+[^\n]*)*\n[^\n]*?(?:cannot pickle|Can't pickle|Can't get local object|PicklingError"
            r"|cannot be pickled)", "unpicklable-sample")]
 # An open file in a batch: 11's pickling text (an open file in a dataset that spawn must send), but
 # through the feeder's frame it is a sample's, and 11's lesson (each worker opens its own) would not fix it.

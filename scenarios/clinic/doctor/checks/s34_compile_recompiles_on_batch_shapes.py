@@ -20,6 +20,12 @@ LOG_TEXTS = [(r"tensor '[^'\n]+' size mismatch(?: at index \d+)?[.:] expected \d
 # dynamo's own words where the size that changed is a parameter's (an optimizer compiled per parameter shape,
 # microsoft/dion#23): no loader's batch is in it.
 UNLESS = r"Guard failed on a parameter"
+# Either text counts only where dynamo's guard failure shows a batch: a size that changed at a tensor's first
+# dimensions (the batch, a sequence's length), of a tensor not named as a weight, or the loader or a batch named in
+# the failure.  A weight-quantisation loop compiled per weight shape hits the same limit with no loader in it.
+_WEIGHT = r"weight|bias|param|grad|exp_avg|scale|\bw\b|\bW\b"
+NEEDS = (rf"tensor '(?!(?:(?!' size).)*(?:{_WEIGHT}))(?:(?!' size).)+' size mismatch(?: at index [01])?[.:] expected"
+         r"|(?:last reason|guard failure|Recompiling)[^\n]*(?:DataLoader|dataloader|collate|\bbatch)")
 HEALTHY = ("log texts only, no rule on a loader: a loader's batch shapes are the user's choice and torch.compile "
            "is not in what the doctor examines; the texts are dynamo's own, printed only when a compiled function "
            "sees a new size or reaches its recompile limit (no log in tests/logs holds either text)")
@@ -36,4 +42,5 @@ def observed(run):
         return []
     return [_found("risk", "shape-recompiles",
                    f"measured in your run: dynamo compiled {compiles} times while the loaders delivered batches of "
-                   f"{shapes} shapes: each new shape is a new graph, until the recompile limit stops compiling")]
+                   f"{shapes} shapes: each new shape is a new graph, until the recompile limit stops compiling",
+                   figures={"compiles": compiles, "batch_shapes": shapes})]
