@@ -152,6 +152,7 @@ def _through_launcher(name: str, launcher: str, check: str, **job) -> tuple[int,
     return job.proc.pid, trainer, status, findings, text
 
 
+@pytest.mark.full  # a launcher's PID: the torchrun job below shows it in make test
 def test_kept_batches_near_a_limit_of_1024_through_a_launcher():
     # Issue 27: 806 of 1,024 descriptors held in kept batches went unflagged under a fixed 80 %.
     # Given the shell launcher's PID, the doctor finds the trainer below it and says so.
@@ -163,6 +164,7 @@ def test_kept_batches_near_a_limit_of_1024_through_a_launcher():
     assert f"examined {trainer} (runs DataLoader workers below bash {launcher}" in text, text
 
 
+@pytest.mark.full  # a healthy job: make test examines one
 def test_a_busy_healthy_job_through_a_launcher_has_no_risk():
     job = Job("busy_healthy", launcher="bash")
     try:
@@ -236,6 +238,7 @@ def test_a_healthy_job_across_its_epochs_ends_gives_no_finding(workers):
     assert crossed >= (3 if workers == "transient" else 0), [e.probe_status for e in examinations]
 
 
+@pytest.mark.full  # an exit read from /proc: make test reads orphans once
 def test_a_worker_killed_by_a_signal_is_still_named():
     # The job's loop caught torch's "killed by signal" and holds its iterator: the zombie's wait
     # status (the last field of /proc/PID/stat) says SIGKILL; the other worker, alive, says nothing.
@@ -269,6 +272,7 @@ def test_a_finished_worker_not_yet_reaped_is_no_orphan():
         parent.wait(timeout=10)
 
 
+@pytest.mark.full  # a memory rule's other side: make test shows the rule itself
 def test_a_worker_growing_from_its_own_cache_is_no_copy_on_read():
     # Issue 35: workers that each fill a cache dict grew, and --pid named 03. Their resident memory grows
     # as much as their private memory: allocations, not inherited pages copied; at most a note.
