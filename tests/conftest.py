@@ -30,7 +30,7 @@ from scenarios.synthetic_data import GRADING_SEED
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FULL_ENV = "CLINIC_TEST_FULL"  # `make test-full`: the myth_*, measure_* variants and the executed walkthroughs too
-EXTRA = ("myth_", "measure_")  # variants beyond the broken and fixed ones: a remedy that fails, a measurement
+LESSON = ("broken", "fixed")  # each scenario's two variants make test runs; make test-full runs every one
 
 
 def pytest_addoption(parser):
@@ -44,7 +44,7 @@ def pytest_configure(config):
         os.environ[FULL_ENV] = "1"
     elif not config.option.markexpr:  # `-m` given by hand chooses for itself
         config.option.markexpr = "not full"
-    config._clinic_suite_mark = mark_session()
+    config._clinic_suite_mark = mark_session(controller=not hasattr(config, "workerinput"))
     config._clinic_semaphores_before = _unmapped_semaphores()
     # Set before any runner starts, so that notebook kernels inherit it too.
     if not os.environ.get(RESULTS_ENV):
@@ -163,18 +163,15 @@ def full() -> bool:
 
 
 def _session_variants(number: str) -> tuple[str, ...]:
-    """Every declared variant, but the myth_* and measure_* ones outside `make test-full`: a popular
-    remedy shown failing, and measurements (speed, memory against a bound) for the Measured blocks,
-    which `make figures` runs every time.  The broken and fixed ones are the lesson: always run."""
-    if full():
-        return ("all",)
-    from scenarios.clinic.run.declarations import get_scenario
-    return tuple(name for name in get_scenario(number).variants if not name.startswith(EXTRA))
+    """Every declared variant in `make test-full`; in `make test`, broken and fixed, the lesson: the
+    other forms of the fault and of its fix (broken_forkserver, fixed_main_guard), the myths and the
+    measurements run in make test-full and `make figures`."""
+    return ("all",) if full() else LESSON
 
 
 class _Variants(dict):
     def __missing__(self, name):
-        if name.startswith(EXTRA) and not full():
+        if name not in LESSON and not full():
             pytest.skip(f"{name} runs with `make test-full` (and `make figures`); `make test` runs broken and fixed")
         raise KeyError(name)
 

@@ -10,6 +10,8 @@ a pytest worker that then died (its test past pytest-timeout's limit) is still f
 process that started it dies (prctl's PR_SET_PDEATHSIG), without waiting for the suite's end.
 """
 import os
+import signal
+import subprocess
 import sys
 import time
 import uuid
@@ -20,9 +22,13 @@ SUITE_ENV = "CLINIC_SUITE_RUN"
 _PR_SET_PDEATHSIG = 1
 
 
-def mark_session() -> str:
-    """The mark this session's processes carry; set once, by the first pytest process."""
-    return os.environ.setdefault(SUITE_ENV, uuid.uuid4().hex)
+def mark_session(controller: bool) -> str:
+    """The mark this session's processes carry: a new one in the process that runs the session (a suite
+    started inside a test, as test_new_scenario.py starts one, must not end the outer suite's
+    processes), inherited by its xdist workers."""
+    if controller or SUITE_ENV not in os.environ:
+        os.environ[SUITE_ENV] = uuid.uuid4().hex
+    return os.environ[SUITE_ENV]
 
 
 # Set in the started process itself, then exec'd into the command: a preexec_fn would run between fork
@@ -34,6 +40,24 @@ _TIE = ("import ctypes, os, sys; ctypes.CDLL(None).prctl(1, 9, 0, 0, 0); "  # PR
 def tied(command: list[str]) -> list[str]:
     """`command`, ended by the kernel (SIGKILL) the moment the process that started it dies (Linux)."""
     return [sys.executable, "-c", _TIE, *command] if sys.platform.startswith("linux") else list(command)
+
+
+def end_session(job: subprocess.Popen, grace_s: float = 15.0) -> None:
+    """A job started in a session of its own (a torchrun launcher and its ranks): SIGTERM to the whole
+    session, as a scheduler stops a job, then SIGKILL to what is left after `grace_s`."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(job.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            job.wait(grace_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    job.wait()
+    if job.stdout:
+        job.stdout.close()
 
 
 def _ours_to_the_end(process: psutil.Process) -> bool:

@@ -135,3 +135,27 @@ def test_spawned_polars_workers_read_every_shard_right(report):
         ids = torch.arange(int(step) * polars_fixed.ROWS, (int(step) + 1) * polars_fixed.ROWS, dtype=torch.float64)
         expected = [(ids[ids % 10 == label] * 0.5).mean().item() for label in range(3)]
         assert [float(mean) for mean in means.split(", ")] == pytest.approx(expected)
+
+
+def test_the_running_rule_names_a_lock_only_where_the_kernel_shows_a_futex_wait():
+    """A worker asleep in time.sleep or a read is slow, not locked: only a futex wait (or a kernel that
+    does not say) is 01's lock that nothing releases (issue 44: a stalled rank's sleep was called a lock)."""
+    from scenarios.clinic.doctor.checks import s01_fork_inherited_lock as check
+    from scenarios.clinic.doctor.job import Job, Worker
+
+    trainer = ("Process 10: python train.py\nThread 10 (idle): \"MainThread\"\n    poll (connection.py:257)\n"
+               "    _try_get_data (torch/utils/data/dataloader.py:1275)\n")
+    worker = ("Process 11: python train.py\nThread 11 (idle): \"MainThread\"\n    __getitem__ (train.py:20)\n"
+              "    _worker_loop (torch/utils/data/_utils/worker.py:351)\n")
+
+    def job(sleeps_in):
+        workers = [Worker(pid, "sleeping", 3, cpu_s=[1.0, 1.0], stack=worker, sleeps_in=sleeps_in)
+                   for pid in (11, 12)]
+        return Job(trainer=10, command="python train.py", seconds=3.0, workers=workers, gone=[], helpers=[],
+                   trainer_stacks=[trainer] * 3, trainer_cpu_s=0.0, fds=20, fd_limit=1024, shm_bytes=0,
+                   shm_total=None, cgroup={}, cores=2, stacks_readable=True)
+
+    assert [f.check for f in check.running(job("futex_do_wait"))] == ["hang"]
+    assert [f.check for f in check.running(job(""))] == ["hang"]          # the kernel did not say
+    assert check.running(job("hrtimer_nanosleep")) == []                 # time.sleep in __getitem__
+    assert check.running(job("pipe_read")) == []                         # a read

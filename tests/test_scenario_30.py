@@ -3,9 +3,7 @@ the split by hand gives the ranks 5 and 4 batches, rank 0 waits in DDP's backwar
 barrier until gloo's own timeout, torchrun stops the job and nothing is left; the DistributedSampler
 gives 5 and 5; the evaluation padding counts 2 of 10 items twice; and a hung job is named by the
 doctor from the launcher's PID."""
-import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +12,7 @@ import psutil
 import pytest
 
 from conftest import REPO_ROOT, scenario_report
-from leftovers import tied
+from leftovers import end_session, tied
 
 TIMEOUT = re.compile(r"^\[rank(\d)\]: RuntimeError: \[[^]]*unbound_buffer\.cc:\d+\] "
                      r"Timed out waiting 8000ms for recv operation to complete$", re.M)
@@ -104,13 +102,7 @@ def test_the_doctor_names_the_rank_that_waits_from_the_launchers_pid():
         assert any(f"rank 0 of 2 (process {pid})" in named[0].evidence for pid in ranks)  # the rank with 5 batches
         assert "backward" in named[0].evidence
     finally:
-        os.killpg(job.pid, signal.SIGTERM)
-        try:
-            job.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
-        job.stdout.close()
+        end_session(job)
     time.sleep(1.0)
     assert not [p for p in psutil.process_iter(["cmdline"]) if "uneven_ranks.py" in " ".join(p.info["cmdline"] or [])]
 
@@ -169,3 +161,16 @@ def test_the_running_rule_wants_a_collective_no_cpu_and_idle_workers():
     assert check.running(_job(IN_BACKWARD, 2.5, 0.0)) == []    # a backward that computes: CPU used
     assert check.running(_job(IN_BACKWARD, 0.0, 1.0)) == []    # workers still making batches
     assert check.running(_job(WAITS_FOR_BATCH, 0.0, 0.0)) == []  # waiting for data: its loader (31, 01)
+
+
+def test_one_rank_seen_alone_is_a_note_that_names_the_pid_which_decides():
+    """Given one rank's PID, the doctor sees it wait but not why its peer is late: it says which PID
+    decides (the launcher's, whose examination shows every rank) instead of choosing 30."""
+    from scenarios.clinic.doctor.checks import s30_uneven_batches_across_ranks as check
+
+    alone = _job(IN_BACKWARD, 0.0, 0.0)
+    (finding,) = check.running(alone)
+    assert finding.level == "note" and "examines every rank" in finding.evidence
+    assert re.search(r"doctor --pid (\d+|LAUNCHER) examines", finding.evidence)
+    alone.via_launcher = True
+    assert [f.level for f in check.running(alone)] == ["risk"]

@@ -3,9 +3,7 @@ without a loader timeout the rank whose read never returns says nothing, is stop
 the report's root cause is the rank that timed out in the collective; with DataLoader(timeout=) below
 the process group's, the stuck rank raises first and is the root cause; and from the launcher's PID the
 doctor names the rank that waits for its loader and the rank that waits in the collective."""
-import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -14,7 +12,7 @@ import psutil
 import pytest
 
 from conftest import REPO_ROOT, scenario_report
-from leftovers import tied
+from leftovers import end_session, tied
 
 
 @pytest.fixture(scope="module")
@@ -91,13 +89,7 @@ def test_the_doctor_names_the_stuck_rank_and_the_rank_waiting_for_it():
         assert "rank 1 of 2" in named["31"].evidence and "rank 0 of 2" in named["30"].evidence
         assert {named["30"].figures["pid"], named["31"].figures["pid"]} == set(ranks)
     finally:
-        os.killpg(job.pid, signal.SIGTERM)
-        try:
-            job.wait(15)
-        except subprocess.TimeoutExpired:
-            os.killpg(job.pid, signal.SIGKILL)
-            job.wait()
-        job.stdout.close()
+        end_session(job)
     time.sleep(1.0)
     assert not [p for p in psutil.process_iter(["cmdline"]) if "stalled_rank.py" in " ".join(p.info["cmdline"] or [])]
 

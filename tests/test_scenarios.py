@@ -13,12 +13,14 @@ from conftest import REPO_ROOT, scenario_report
 from scenarios.clinic.run.declarations import discover
 
 SCENARIOS = discover()
-VARIANTS = [(number, name) for number, scenario in SCENARIOS.items() for name in scenario.variants]
+# make test proves broken and fixed of each scenario; make test-full every other declared variant too.
+VARIANTS = [(number, name) if name in ("broken", "fixed") else pytest.param(number, name, marks=pytest.mark.full)
+            for number, scenario in SCENARIOS.items() for name in scenario.variants]
 RUNNABLE = re.compile(r"^(broken|fixed)(_\w+)?\.py$|^(myth|measure)_\w+\.py$")
 PER_TEST_TIMEOUT_S = 900  # pyproject.toml's pytest timeout: a scenario's variants must fit in it
 
 
-@pytest.mark.parametrize("number, variant", VARIANTS, ids=[f"{n}-{v}" for n, v in VARIANTS])
+@pytest.mark.parametrize("number, variant", VARIANTS, ids=lambda value: value)
 def test_variant_shows_what_its_declaration_says(number, variant):
     report = scenario_report(number)
     run = report["variants"][variant]

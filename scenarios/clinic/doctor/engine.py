@@ -31,6 +31,8 @@ import time
 import traceback
 from pathlib import Path
 
+import psutil
+
 from scenarios.clinic.doctor import events
 from scenarios.clinic.doctor.checks import CHECKS, error_table, name_of
 from scenarios.clinic.doctor.evidence import genuine_lines, in_process_outcome, stage_text
@@ -221,6 +223,7 @@ def examine_running(pid: int, seconds: float = 6.0, only=None) -> Findings:
     found, statuses, headers = [], [], []
     for trainer, why in chosen:
         job = read_job(pid, seconds, trainer_pid=trainer)
+        job.via_launcher = pid in {p.pid for p in _parents(trainer)}
         mine = explained([f for c in checks for f in guarded(c, lambda check, job=job: check.running(job))], checks)
         for finding in mine if len(chosen) > 1 else []:
             finding.evidence = f"process {trainer}: {finding.evidence}"
@@ -236,15 +239,16 @@ def examine_running(pid: int, seconds: float = 6.0, only=None) -> Findings:
 def examine_command(command: list[str], seconds: float, only=None, echo=None) -> Findings:
     """`doctor -- COMMAND`: the user's run watched for `seconds` (watched_run.py) and judged by each
     check's `observed` hook; the report says what ran and how it ended."""
-    from scenarios.clinic.doctor.watched_run import summary, watch
+    from scenarios.clinic.doctor.watched_run import printed_by_the_run, summary, watch, while_stalled
 
     started = time.monotonic()
     checks = [c for c in select_checks(only) if hasattr(c, "observed")]
     run = watch(command, seconds, on_stall=lambda pid: list(examine_running(pid, 3.0, only=only)),
                 **({"echo": echo} if echo else {}))
     found = explained([f for c in checks for f in guarded(c, lambda check: check.observed(run))], checks)
-    found += _while_stalled(run.get("stalled", {}), {f.scenario for f in found})
-    printed = printed_by_the_run(run["output"], {c.SCENARIO for c in checks} | {f.scenario for f in found}, only)
+    found += while_stalled(run.get("stalled", {}), {f.scenario for f in found})
+    printed = printed_by_the_run(run["output"], {c.SCENARIO for c in checks} | {f.scenario for f in found},
+                                 {c.SCENARIO for c in select_checks(only)})
     # A question the text alone raises (a note) is answered where the run itself showed a risk.
     found += [f for f in printed if f.level == "risk" or not any(m.level == "risk" for m in found)]
     findings = Findings(ordered(found), header=f"your run: {' '.join(command)[:100]}")
@@ -254,34 +258,11 @@ def examine_command(command: list[str], seconds: float, only=None, echo=None) ->
     return findings
 
 
-def _while_stalled(stalled: dict, named: set) -> list[Finding]:
-    """What the stacks showed when the run delivered nothing for a while (watched_run.STALL_S)."""
-    kept = [f for f in stalled.get("findings", []) if f.scenario not in named]
-    for finding in kept:
-        finding.evidence = f"after {stalled['quiet_s']:.0f} s of your run with no batch: {finding.evidence}"
-    return kept
-
-
-# What the run printed is a log the run itself wrote: a text explain is sure or fairly sure of names a
-# failure of this run (a risk); one it can only ask about stays a question (a note).
-_LEVEL_OF = {"certain": "risk", "likely": "risk", "possible": "note"}
-
-
-def printed_by_the_run(output: str, measured: set, only=None) -> list[Finding]:
-    """`explain`'s findings on the run's own output, as the doctor's.  A scenario whose check read the
-    run's observation is left to that measurement, whatever the output says: a printed line never
-    overrules what the run was seen to do (34's fixed.py prints its few recompiles)."""
-    from scenarios.clinic.doctor.explain import explain_text
-
-    wanted = {c.SCENARIO for c in select_checks(only)}
-    found = []
-    for finding in explain_text(output):
-        if finding.scenario in measured or finding.scenario not in wanted:
-            continue
-        finding.evidence = f"printed by your run: {finding.evidence}"
-        finding.level = _LEVEL_OF.get(finding.level, "note")
-        found.append(finding)
-    return found
+def _parents(pid: int) -> list:
+    try:
+        return psutil.Process(pid).parents()
+    except psutil.Error:
+        return []
 
 
 def _process_context() -> dict:

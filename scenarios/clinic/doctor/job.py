@@ -27,6 +27,14 @@ class Worker:
     states: list = dataclasses.field(default_factory=list)  # its state at each sample ("running", "sleeping")
     settled: bool = False  # at its first sample, past its start-up (running.settled)
     ended: str = ""     # how it ended, once it has: "exited 0", "killed by SIGKILL", "reaped" (status unknown)
+    # The kernel function its main thread sleeps in when its stack was read (/proc/PID/wchan):
+    # "futex_…" a lock or a condition, "hrtimer_nanosleep" a time.sleep, "pipe_read" a read; "" unread.
+    sleeps_in: str = ""
+
+    @property
+    def waits_on_a_lock(self) -> bool:
+        """Asleep in a futex (a lock, a condition, a semaphore), or where the kernel does not say."""
+        return not self.sleeps_in or "futex" in self.sleeps_in
 
     @property
     def busy_threads(self) -> int:
@@ -76,6 +84,9 @@ class Job:
     # after the window's first sample, are no finding and are judged by no rule.
     ended: list = dataclasses.field(default_factory=list)
     started: list = dataclasses.field(default_factory=list)
+    # Reached from its launcher's PID (torchrun's agent, a shell): every rank below it was examined, so
+    # a rank's wait is judged beside its peers'; given a rank's own PID, its peers were not seen.
+    via_launcher: bool = False
 
     @property
     def alive_workers(self) -> list:

@@ -286,6 +286,15 @@ def _read_stacks(workers: list) -> None:
         left = deadline - time.monotonic()
         worker.stack = stack_of(worker.pid, nonblocking=True, timeout_s=min(4, left)) if left > 0.5 else \
             f"Process {worker.pid}: not read (the doctor's {STACKS_BUDGET_S:g} s for stacks were spent)"
+        worker.sleeps_in = _wchan(worker.pid)
+
+
+def _wchan(pid: int) -> str:
+    try:
+        found = Path(f"/proc/{pid}/wchan").read_text().strip()
+    except OSError:
+        return ""
+    return "" if found in ("", "0") else found
 
 
 def summary(job: Job) -> str:

@@ -21,6 +21,7 @@ import shutil
 import sys
 import time
 
+from scenarios.clinic.doctor.findings import Finding
 from scenarios.clinic.run.shm_leaks import remove_leaked_shm, shm_names
 from scenarios.clinic.run.supervise import Supervised
 
@@ -96,3 +97,32 @@ def summary(run: dict) -> str:
     return (f"{how}; {len(run.get('loaders', []))} DataLoader(s), {run.get('real_workers', 0)} worker(s)"
             + (f", ranks {', '.join(map(str, ranks))}" if ranks else "")
             + f", {run.get('batches', 0)} batches received")
+
+
+def while_stalled(stalled: dict, named: set) -> list[Finding]:
+    """What the stacks showed when the run delivered nothing for a while (watched_run.STALL_S)."""
+    kept = [f for f in stalled.get("findings", []) if f.scenario not in named]
+    for finding in kept:
+        finding.evidence = f"after {stalled['quiet_s']:.0f} s of your run with no batch: {finding.evidence}"
+    return kept
+
+
+# What the run printed is a log the run itself wrote: a text explain is sure or fairly sure of names a
+# failure of this run (a risk); one it can only ask about stays a question (a note).
+_LEVEL_OF = {"certain": "risk", "likely": "risk", "possible": "note"}
+
+
+def printed_by_the_run(output: str, measured: set, wanted: set) -> list[Finding]:
+    """`explain`'s findings on the run's own output, as the doctor's.  A scenario whose check read the
+    run's observation is left to that measurement, whatever the output says: a printed line never
+    overrules what the run was seen to do (34's fixed.py prints its few recompiles)."""
+    from scenarios.clinic.doctor.explain import explain_text
+
+    found = []
+    for finding in explain_text(output):
+        if finding.scenario in measured or finding.scenario not in wanted:
+            continue
+        finding.evidence = f"printed by your run: {finding.evidence}"
+        finding.level = _LEVEL_OF.get(finding.level, "note")
+        found.append(finding)
+    return found

@@ -106,7 +106,8 @@ def running(job):
     while the trainer waits for a batch: a wait that nothing will end."""
     if not job.workers or not any(waits_for_data(s) for s in job.trainer_stacks):
         return []
-    stuck = stuck_workers(job)
+    # A worker in time.sleep or a read is slow, not locked: only a futex wait is a lock nothing releases.
+    stuck = [w for w in stuck_workers(job) if w.waits_on_a_lock]
     if len(stuck) < len(job.workers):
         return []
     where = "; ".join(f"worker {w.pid} in {frames(w.stack)}" for w in stuck[:2])

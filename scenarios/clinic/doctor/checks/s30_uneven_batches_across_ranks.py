@@ -1,6 +1,8 @@
 """30 · a collective timed out: a rank waited for a peer that never came (uneven batch counts, or 31's stuck loader)."""
 import re
 
+import psutil
+
 from scenarios.clinic.doctor.findings import finder
 from scenarios.clinic.doctor.job import waits_for_data
 from scenarios.clinic.doctor.stacks import frame_lines, frames
@@ -65,6 +67,14 @@ def _waiting_in(stack: str) -> str:
     return lines[0] if lines and _COLLECTIVE.search(lines[0]) else ""
 
 
+def _launcher_of(pid: int) -> str:
+    """The PID of the process that started this rank (torchrun's agent, accelerate, srun), or 'LAUNCHER'."""
+    try:
+        return str(psutil.Process(pid).ppid())
+    except psutil.Error:
+        return "LAUNCHER"
+
+
 def running(job):
     """A training process that waited in one collective for the whole window, using no CPU, while
     its workers sat idle (no batch asked for): its peers are elsewhere."""
@@ -77,11 +87,14 @@ def running(job):
         return []
     where, rank = frames(stacks[-1]), rank_of(job.trainer)
     who = f"rank {rank[0]} of {rank[1]} (process {job.trainer})" if rank else f"process {job.trainer}"
-    return [_found("risk", "rank-waits-in-collective",
+    # One rank seen alone cannot say why its peer is late: the launcher's PID shows every rank.
+    decides = "the other ranks' stacks decide" if job.via_launcher else \
+        f"the other ranks' stacks decide: doctor --pid {_launcher_of(job.trainer)} examines every rank"
+    return [_found("risk" if job.via_launcher else "note", "rank-waits-in-collective",
                    f"for {job.seconds:.1f} s {who} waited in a "
                    f"collective ({where}) using no CPU, its {len(job.workers)} DataLoader worker(s) idle: a peer rank "
                    "is not in the same collective. Past its last batch (uneven batch counts, 30) or stuck in its own "
-                   "loader (31): the other ranks' stacks decide", details=stacks[-1],
+                   f"loader (31): {decides}", details=stacks[-1],
                    figures={"rank": rank[0] if rank else None, "pid": job.trainer})]
 
 
