@@ -143,7 +143,7 @@ test-full: $(SETUP) lint
 # Each tier's tests and seconds and the ten slowest, from the newest run in out/suite/ (else the
 # stored one in tests/suite_runs/); RUN=path reads another.
 suite-report:
-	@python3 tests/suite_report.py $(RUN)
+	@python3 tests/suite_report.py $(RUN) $(if $(STORE),--store)
 
 notebooks: $(SETUP)
 	$(PYTHON) -m jupyter execute --inplace --timeout=600 notebooks/*.ipynb

@@ -32,7 +32,9 @@ ERRORS = [(_FROZEN_SEED, "frozen-worker-info")]
 LIKELY = [(_FROZEN_SEED, "frozen-worker-info", "WorkerInfo is frozen since torch 2.12: a worker's seed can be "
            "read, not assigned, whoever's code tried it")]
 # How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
-HEALTHY = "static: the generators on the dataset, no chance in it. measured: {draws}. {loaders}"
+HEALTHY = ("static: the generators on the dataset, no chance in it. measured: {draws}. {loaders}. In your run "
+           "(doctor -- COMMAND): two or more "
+           "random states two workers both reached, a count with no chance in it (states of 64 bits or more)")
 _found = finder(SCENARIO, FIXES)
 
 

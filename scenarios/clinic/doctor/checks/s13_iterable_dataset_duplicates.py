@@ -25,7 +25,9 @@ FIXES = {"iterable-worker-split": _SPLIT_FIX, "duplicate-samples": _SPLIT_FIX}
 LOG_TEXTS = [(r"Length of IterableDataset [^\n]{0,300}? was reported to be \d+", "duplicate-samples")]
 # How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("static: the split read from the code, no chance in it. measured: samples two workers both sent, against "
-           "a bound of at least 8, {repeats}; {loaders}")
+           "a bound of at least 8, {repeats}; {loaders}. In your run (doctor -- COMMAND): a stream's epoch of 8 or "
+           "more distinct samples "
+           "delivered twice over or more, a count with no chance in it")
 _found = finder(SCENARIO, FIXES)
 
 

@@ -18,7 +18,9 @@ FIXES = {
 # workers: scenario 14's README shows it (three labellers of public logs named 14 for it).
 ERRORS = [(r"persistent_workers option needs num_workers > 0", "persistent-needs-workers")]
 # How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
-HEALTHY = "read from the source and the setup, no chance in it: {loaders}"
+HEALTHY = ("read from the source and the setup, no chance in it: {loaders}. In your run (doctor -- COMMAND): a "
+           "dataset state of the "
+           "training process that no persistent worker's copy had when it made a batch, a count")
 _found = finder(SCENARIO, FIXES)
 # An epoch the training process counts (epoch, _epoch, cur_epoch, epoch_idx), not a setting that has
 # "epoch" in its name (epoch_length, samples_per_epoch, num_epochs: unet3d's, a false risk once).

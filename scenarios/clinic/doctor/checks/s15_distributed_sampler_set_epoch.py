@@ -5,7 +5,10 @@ SCENARIO = "15"
 FIXES = {"distributed-set-epoch": "fixes/epoch_loop.py (for epoch in epochs(loader, n): it calls set_epoch); or "
                                   "call loader.sampler.set_epoch(epoch) at the start of every epoch, before iterating"}
 # How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
-HEALTHY = "read from the sampler and the loop, no chance in it: {loaders}"
+HEALTHY = ("read from the sampler and the loop, no chance in it: {loaders}. In your run (doctor -- COMMAND): the "
+           "same order of 8 or more "
+           "samples in two whole epochs of a shuffling DistributedSampler: chance repeats it once in 8! = 40,320 "
+           "epochs at the least")
 _found = finder(SCENARIO, FIXES)
 
 

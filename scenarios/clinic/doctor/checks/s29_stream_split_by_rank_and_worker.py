@@ -38,7 +38,9 @@ HEALTHY = ("a risk only where this process is one of several ranks (WORLD_SIZE >
            "(each split by worker only, for one process) get the general note that --all shows. The measured rule is"
            " a count with no chance in it: a finite stream read to its end as both ranks must deliver the identical "
            "set (a stream that resamples shards at random does not), a longer one the same first samples in the same"
-           " order")
+           " order. In your run (doctor -- COMMAND): 8 or more samples, and half the smallest rank's, reaching two "
+           "ranks' loops in one epoch"
+           " of a stream, a count")
 _found = finder(SCENARIO, FIXES)
 _RANK_WORDS = re.compile(r"\b(split_by_node|split_dataset_by_node|get_rank|RANK|rank|world_size|WORLD_SIZE|"
                          r"num_replicas|node_rank|num_nodes)\b")

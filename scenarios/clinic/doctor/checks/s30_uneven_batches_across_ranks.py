@@ -47,7 +47,9 @@ HEALTHY = ("collective-timeout: a text only a timed-out collective prints; no he
            "watchdog logs, labelled none: their threads found no cause, the text cannot, and the finding says so. "
            "rank-waits-in-collective: {jobs}; of them only tests/jobs/even_ranks.py, a healthy 2-rank DDP job with 2"
            " workers per rank, enters a collective, so only its examinations could have tripped the rule: too few to"
-           " show 1 in 1000")
+           " show 1 in 1000. In your run (doctor -- COMMAND): a rank's loader that ended its epoch after fewer "
+           "batches than another rank "
+           "received in the same epoch, a count")
 _found = finder(SCENARIO, FIXES)
 
 # The innermost Python frame of a rank waiting for its peers: a torch.distributed collective; DDP's backward(), whose

@@ -28,7 +28,9 @@ NEEDS = (rf"tensor '(?!(?:(?!' size).)*(?:{_WEIGHT}))(?:(?!' size).)+' size mism
          r"|(?:last reason|guard failure|Recompiling)[^\n]*(?:DataLoader|dataloader|collate|\bbatch)")
 HEALTHY = ("log texts only, no rule on a loader: a loader's batch shapes are the user's choice and torch.compile "
            "is not in what the doctor examines; the texts are dynamo's own, printed only when a compiled function "
-           "sees a new size or reaches its recompile limit (no log in tests/logs holds either text)")
+           "sees a new size or reaches its recompile limit (no log in tests/logs holds either text). In your run "
+           "(doctor -- COMMAND): 3 or "
+           "more compilations while the loaders delivered batches of 3 or more shapes, both counted")
 
 _found = finder(SCENARIO, FIXES)
 _MANY = 3  # compilations past the first two (a step's first shapes: the batch, then the ragged last one)
