@@ -118,11 +118,23 @@ def printed_by_the_run(output: str, measured: set, wanted: set) -> list[Finding]
     overrules what the run was seen to do (34's fixed.py prints its few recompiles)."""
     from scenarios.clinic.doctor.explain import explain_text
 
+    read = explain_text(output)
+    beaten = _beaten_by({f.scenario for f in read})
     found = []
-    for finding in explain_text(output):
-        if finding.scenario in measured or finding.scenario not in wanted:
+    for finding in read:
+        if finding.scenario in measured | beaten or finding.scenario not in wanted:
             continue
         finding.evidence = f"printed by your run: {finding.evidence}"
         finding.level = _LEVEL_OF.get(finding.level, "note")
         found.append(finding)
     return found
+
+
+def _beaten_by(named: set) -> set:
+    """The scenarios that a named one's check declares it wins over (WINS_OVER): explain lists a certain
+    one below its winner; in a run's report the winner alone is the failure (31's rank that timed out
+    beside 01's generic reading of the same line)."""
+    from scenarios.clinic.doctor.checks import CHECKS
+
+    return {loser for check in CHECKS if check.SCENARIO in named for loser in getattr(check, "WINS_OVER", ())
+            if loser != "*"}

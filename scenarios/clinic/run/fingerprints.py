@@ -42,13 +42,27 @@ def random_states(dataset) -> dict[str, str]:
     torch = sys.modules.get("torch")
     if torch is not None:
         states["torch"] = torch.random.get_rng_state().numpy().tobytes()
-    for owner, prefix in ((dataset, "dataset."), (getattr(dataset, "dataset", None), "dataset.dataset.")):
-        for name, value in list(getattr(owner, "__dict__", {}).items()):
-            state = _generator_state(value)
-            if state is not None:
-                states[prefix + name] = state
+    states.update(_held_generators(dataset, "dataset", depth=3))
     return {name: _digest(state if isinstance(state, bytes) else repr(state).encode())
             for name, state in states.items()}
+
+
+def _held_generators(owner, path: str, depth: int) -> dict:
+    """The generators `owner` holds, by attribute path: on the dataset itself, on the dataset it wraps,
+    and on what it holds in turn (an augmenter's `rng`, a Compose's transforms), `depth` levels down."""
+    found = {}
+    if depth == 0 or isinstance(owner, type) or type(owner).__module__ in ("builtins", "torch", "numpy"):
+        return found
+    for name, value in list(getattr(owner, "__dict__", {}).items())[:64]:
+        state = _generator_state(value)
+        if state is not None:
+            found[f"{path}.{name}"] = state
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value[:16]):
+                found.update(_held_generators(item, f"{path}.{name}[{i}]", depth - 1))
+        elif hasattr(value, "__dict__") and not callable(getattr(value, "__array__", None)):
+            found.update(_held_generators(value, f"{path}.{name}", depth - 1))
+    return found
 
 
 def dataset_state(dataset) -> str | None:

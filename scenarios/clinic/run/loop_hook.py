@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 
 from scenarios.clinic.observer import Observer
 from scenarios.clinic.run import fingerprints
@@ -40,12 +41,15 @@ def _is_stream(dataset) -> bool:
 
 def _rank(sampler) -> int | None:
     """This process's rank where it is one of several: as torchrun, accelerate and Lightning set RANK,
-    else as a DistributedSampler was told (num_replicas, rank)."""
+    else as its initialized process group says, else as a DistributedSampler was told (num_replicas, rank)."""
     try:
         if int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ:
             return int(os.environ["RANK"])
     except ValueError:
         pass
+    dist = sys.modules.get("torch.distributed")  # ranks started by mp.spawn with init_process_group(rank=…)
+    if dist is not None and dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        return dist.get_rank()
     return getattr(sampler, "rank", None) if getattr(sampler, "num_replicas", 1) > 1 else None
 
 

@@ -120,19 +120,22 @@ def merge(findings, probe):
 
 
 def observed(run):
-    """In the user's own run: a stream's epoch delivered each sample about once per worker.  A count: a
-    split stream delivers each record once, and twice the records is no handful of identical ones."""
+    """In the user's own run: a stream's epoch delivered the same samples again, as each worker yields
+    every record.  A count: a split stream delivers each record once, and repeats of at least a quarter
+    of its distinct samples (8 or more) are no handful of identical records; an epoch cut short by the
+    run's end (a Trainer's max_steps) shows them as well as a whole one."""
     found = []
     for row in run.get("per_epoch", []):
         if not (row.get("iterable") and row.get("workers", 0) > 1 and row["distinct"] >= 8):
             continue
-        if row["samples"] >= 2 * row["distinct"]:
+        repeats = row["samples"] - row["distinct"]
+        if repeats >= 8 and repeats >= row["distinct"] / 4:
             who = f"rank {row['rank']}'s" if row.get("rank") is not None else "the"
             found.append(_found("risk", "duplicate-samples",
                                 f"measured in your run: {who} stream loader (epoch {row['epoch']}, "
                                 f"{row['workers']} workers) delivered {row['samples']:,} samples of which "
-                                f"{row['distinct']:,} distinct: each about {row['samples'] / row['distinct']:.1f} "
-                                "times, once per worker",
+                                f"{row['distinct']:,} distinct ({repeats:,} arrived again): each worker yields "
+                                "every record",
                                 figures={key: row[key] for key in ("epoch", "rank", "workers", "samples", "distinct")}))
             break
     return found
