@@ -10,6 +10,7 @@ of a core.
 import sys
 
 from scenarios.clinic.doctor.findings import finder
+from scenarios.host import usable_cores
 
 SCENARIO = "21"
 FIXES = {
@@ -20,7 +21,8 @@ FIXES = {
 _LIMITERS = ("setNumThreads", "threadpool_limits", "set_num_threads", "limit_worker_threads")
 # How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("static: pools sized from the machine, no chance in it: {loaders}. running: busy threads counted over the"
-           " window (one healthy job's model keeps a core busy); {jobs}")
+           " window (one healthy job's model keeps a core busy); {jobs}. In your run (doctor -- COMMAND): more "
+           "threads kept busy by the workers together than usable cores, with 2 or more in one worker: counts")
 _found = finder(SCENARIO, FIXES)
 
 
@@ -69,3 +71,18 @@ def running(job):
                    f"{busy} busy threads in {len(job.workers)} workers on {job.cores} usable cores over "
                    f"{job.seconds:.1f} s ({', '.join(str(w.busy_threads) for w in job.workers)} per worker): their "
                    "libraries' pools compete for the cores")]
+
+
+def observed(run):
+    """In the user's own run: the workers together kept more threads busy than the machine has cores, each
+    thread's CPU read from /proc by the hook (a quarter of its worker's CPU, in both halves of its life).
+    A count of threads against a count of cores."""
+    busy = [w.get("busy_threads", 0) for w in run.get("workers", []) if w.get("batches", 0)]
+    cores = usable_cores()[0]
+    if not busy or max(busy) < 2 or sum(busy) <= cores:
+        return []
+    return [_found("risk", "threads-per-worker",
+                   f"measured in your run: {len(busy)} DataLoader workers kept {sum(busy)} threads busy on {cores} "
+                   f"usable cores (up to {max(busy)} in one worker): their libraries' pools compete for the cores",
+                   figures={"workers": len(busy), "busy_threads": sum(busy), "most_in_one": max(busy),
+                            "cores": cores})]
