@@ -211,7 +211,10 @@ def _outranked(findings: list[Finding], warnings: set[int]) -> list[Finding]:
     decides the lesson.  Two workers' tracebacks interleave, so an error line can land away from the frame that
     shows its mechanism (33's feeder) and read alone as 11's: the same failure.  A certain finding stays."""
     wins = {c.SCENARIO: set(getattr(c, "WINS_OVER", ())) - {"*"} for c in checks.CHECKS}
-    beaten = {lost for f in findings for lost in wins.get(f.scenario, ())}
+    # A cause is never beaten by what it caused (its EXPLAINS): 33's lost batch is why 01's timeout fired.
+    caused = {c.SCENARIO: set(getattr(c, "EXPLAINS", ())) for c in checks.CHECKS}
+    beaten = {lost for f in findings for lost in wins.get(f.scenario, ())
+              if (f.scenario, f.check) not in caused.get(lost, set())}
     kept = [f for f in findings if not ((id(f) in warnings or f.level != CERTAIN) and f.scenario in beaten)]
     return sorted(kept, key=lambda f: f.scenario in beaten)   # a certain one stays, below the more specific
 

@@ -71,9 +71,16 @@ def caught_signals(pid: int) -> set[int]:
     return {n for n in range(1, 65) if mask & (1 << (n - 1))}
 
 
+# torchrun's elastic agent catches the same four (and SIGHUP, SIGQUIT, SIGILL, SIGABRT) and names itself so:
+# it is the ranks' launcher, never a worker (read from a torchrun job's processes).
+_NOT_WORKERS = ("pt_elastic",)
+
+
 def runs_worker_loop(pid: int) -> bool:
     """A DataLoader worker by what it runs, not by its name: a renamed or torchdata worker too."""
-    return _comm(pid) == "pt_data_worker" or WORKER_SIGNALS <= caught_signals(pid) and "torch" in maps_of(pid)
+    name = _comm(pid)
+    return name == "pt_data_worker" or name not in _NOT_WORKERS and WORKER_SIGNALS <= caught_signals(pid) \
+        and "torch" in maps_of(pid)
 
 
 def _runs_workers(proc: psutil.Process) -> bool:
