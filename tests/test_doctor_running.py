@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO_ROOT
 from leftovers import tied
 
-from scenarios.clinic.doctor import orphans, running
+from scenarios.clinic.doctor import orphans, processes, running
 from scenarios.clinic.run.shm_leaks import semaphore_inodes, remove_leaked_shm, shm_names
 
 JOBS = REPO_ROOT / "tests" / "jobs"
@@ -265,7 +265,7 @@ def test_a_finished_worker_not_yet_reaped_is_no_orphan():
             assert time.monotonic() < deadline
             time.sleep(0.1)
         zombie = psutil.Process(parent.pid).children()[0]
-        assert running._comm(zombie.pid) == "pt_data_worker"
+        assert processes.comm_of(zombie.pid) == "pt_data_worker"
         assert zombie.pid not in {o.pid for o in orphans.find_orphans(stacks=False)}
     finally:
         parent.kill()
@@ -296,11 +296,11 @@ def test_statefuldataloaders_workers_are_recognised_by_what_they_run_from_their_
     try:
         next(iterator)
         workers, _ = running.workers_of(psutil.Process())
-        looping = [w for w in workers if running.runs_worker_loop(w.pid)]
-        assert len(looping) == 2 and {running._comm(w.pid) for w in looping} != {"pt_data_worker"}
+        looping = [w for w in workers if processes.runs_worker_loop(w.pid)]
+        assert len(looping) == 2 and {processes.comm_of(w.pid) for w in looping} != {"pt_data_worker"}
         assert running.trainers_below(os.getpid())[0][0] == os.getpid()
         time.sleep(max(0.0, running.FIRST_BATCHES_S - min(time.time() - w.create_time() for w in looping)))
         assert all(running.settled(w) for w in looping)  # not only from SETTLED_AGE_S (10 s) on
-        assert not running.runs_worker_loop(os.getpid())  # the trainer itself is none
+        assert not processes.runs_worker_loop(os.getpid())  # the trainer itself is none
     finally:
         del iterator

@@ -1,7 +1,7 @@
 """`python -m scenarios doctor --orphans [--kill] [--json]`: DataLoader workers and fork servers
 whose training process is gone (scenario 20), still holding memory.
 
-A candidate is a DataLoader worker by what it runs (running.runs_worker_loop: the signal
+A candidate is a DataLoader worker by what it runs (processes.runs_worker_loop: the signal
 handlers torch's worker loop installs, torchdata's too); a fork server by its command line.
 It is an orphan when what started it is gone: its parent is init, or a process that is no
 trainer (not Python with torch loaded: a subreaper such as a container's init or the runner's
@@ -20,7 +20,7 @@ import psutil
 
 from scenarios.clinic.doctor.findings import Finding, Findings, readable
 from scenarios.clinic.doctor.job import FORK_SERVER
-from scenarios.clinic.doctor.running import command_of, maps_of, runs_worker_loop
+from scenarios.clinic.doctor.processes import command_of, maps_of, runs_worker_loop
 from scenarios.clinic.doctor.stacks import frames
 from scenarios.host import EXIT_NOT_AS_EXPECTED, EXIT_OK
 

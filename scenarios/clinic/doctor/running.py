@@ -11,24 +11,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 
 import psutil
 
 from scenarios.clinic.doctor.job import FORK_SERVER, SPAWNED, Job, Worker
+from scenarios.clinic.doctor.processes import command_of, exit_of, maps_of, runs_worker_loop, wchan_of
 from scenarios.host import usable_cores
 from scenarios.memory_cgroup import memory_cgroup_of
 from scenarios.instruments import helper_kind, process_memory_mb, shm_file_creator, torch_shm_files
 from scenarios.threads import thread_cpu_s
-
-
-def command_of(proc: psutil.Process) -> str:
-    try:
-        return " ".join(proc.cmdline())
-    except psutil.Error:
-        return ""
 
 
 def trainer_of(pid: int) -> int:
@@ -45,42 +38,6 @@ def trainer_of(pid: int) -> int:
             return proc.pid
         proc = parent
     return proc.pid
-
-
-def _comm(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:
-        return ""
-
-
-# Installed in C by the first lines of the worker loop, torch's (torch/utils/data/_utils/worker.py) and
-# torchdata's StatefulDataLoader's copy alike, whatever started the worker (torch/csrc/DataLoader.cpp);
-# a plain Python process has none of them.  torch's loop also names its process pt_data_worker,
-# torchdata's does not: the handlers are what every worker shows, from its first second.
-WORKER_SIGNALS = frozenset((signal.SIGTERM, signal.SIGBUS, signal.SIGSEGV, signal.SIGFPE))
-
-
-def caught_signals(pid: int) -> set[int]:
-    """The signals a process has handlers for (/proc/PID/status, SigCgt)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return set()
-    mask = int(next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0"), 16)
-    return {n for n in range(1, 65) if mask & (1 << (n - 1))}
-
-
-# torchrun's elastic agent catches the same four (and SIGHUP, SIGQUIT, SIGILL, SIGABRT) and names itself so:
-# it is the ranks' launcher, never a worker (read from a torchrun job's processes).
-_NOT_WORKERS = ("pt_elastic",)
-
-
-def runs_worker_loop(pid: int) -> bool:
-    """A DataLoader worker by what it runs, not by its name: a renamed or torchdata worker too."""
-    name = _comm(pid)
-    return name == "pt_data_worker" or name not in _NOT_WORKERS and WORKER_SIGNALS <= caught_signals(pid) \
-        and "torch" in maps_of(pid)
 
 
 def _runs_workers(proc: psutil.Process) -> bool:
@@ -123,13 +80,6 @@ def torch_descriptors(pid: int) -> tuple[int | None, int]:
     return len(names), sum(1 for n in names if "/torch_" in n)
 
 
-def maps_of(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/maps").read_text()
-    except OSError:
-        return ""
-
-
 def workers_of(trainer: psutil.Process) -> tuple[list, list]:
     """(worker processes, helper (pid, kind)): children, and the fork server's children."""
     workers, helpers = [], []
@@ -155,23 +105,6 @@ def fd_soft_limit(pid: int) -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
-
-
-def exit_of(pid: int) -> str:
-    """How a process that is gone ended.  A zombie's wait status is the last field of
-    /proc/PID/stat (exit_code, Linux 3.5+); once its parent has reaped it, nothing says."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-        fields = text[text.rindex(")") + 2:].split()
-    except (OSError, ValueError):
-        return "reaped"
-    if fields[0] != "Z":
-        return ""
-    status = int(fields[-1])
-    if status & 0x7F:
-        number = status & 0x7F
-        return f"killed by {signal.Signals(number).name if number in signal.valid_signals() else number}"
-    return f"exited {status >> 8}"
 
 
 SETTLED_AGE_S = 10.0  # a worker this old is past its start-up even where torch does not name it
@@ -293,15 +226,7 @@ def _read_stacks(workers: list) -> None:
         left = deadline - time.monotonic()
         worker.stack = stack_of(worker.pid, nonblocking=True, timeout_s=min(4, left)) if left > 0.5 else \
             f"Process {worker.pid}: not read (the doctor's {STACKS_BUDGET_S:g} s for stacks were spent)"
-        worker.sleeps_in = _wchan(worker.pid)
-
-
-def _wchan(pid: int) -> str:
-    try:
-        found = Path(f"/proc/{pid}/wchan").read_text().strip()
-    except OSError:
-        return ""
-    return "" if found in ("", "0") else found
+        worker.sleeps_in = wchan_of(worker.pid)
 
 
 def summary(job: Job) -> str:
