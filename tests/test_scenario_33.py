@@ -221,8 +221,11 @@ def test_doctor_probe_names_33_on_the_broken_loader(tmp_path):
     from scenarios.clinic.doctor.engine import examine_file
 
     train = tmp_path / "train33.py"
-    train.write_text(f"import sys\nsys.path.insert(0, {str(FOLDER)!r})\n"
-                     "from torch.utils.data import DataLoader\nimport broken\n\n\ndef make_loader():\n"
+    # broken.py loaded under a name of its own: another scenario's `broken` may be imported in this process.
+    train.write_text(f"import importlib.util\nimport sys\nsys.path.insert(0, {str(FOLDER)!r})\n"
+                     f"spec = importlib.util.spec_from_file_location('s33_broken', {str(FOLDER / 'broken.py')!r})\n"
+                     "broken = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(broken)\n"
+                     "from torch.utils.data import DataLoader\n\n\ndef make_loader():\n"
                      "    return DataLoader(broken.CaptionedImages(broken.CAPTIONS), batch_size=8, num_workers=2,\n"
                      "                      collate_fn=broken.collate)\n")
     found = [(f.scenario, f.check) for f in examine_file(f"{train}:make_loader", only=["33"])]
