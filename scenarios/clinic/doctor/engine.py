@@ -242,19 +242,19 @@ def examine_command(command: list[str], seconds: float, only=None, echo=None) ->
     from scenarios.clinic.doctor.watched_run import printed_by_the_run, summary, watch, while_stalled
 
     started = time.monotonic()
-    checks = [c for c in select_checks(only) if hasattr(c, "observed")]
+    chosen = select_checks(only)
+    checks = [c for c in chosen if hasattr(c, "observed")]
     run = watch(command, seconds, on_stall=lambda pid: list(examine_running(pid, 3.0, only=only)),
                 **({"echo": echo} if echo else {}))
     found = explained([f for c in checks for f in guarded(c, lambda check: check.observed(run))], checks)
     found += while_stalled(run.get("stalled", {}), {f.scenario for f in found})
     printed = printed_by_the_run(run["output"], {c.SCENARIO for c in checks} | {f.scenario for f in found},
-                                 {c.SCENARIO for c in select_checks(only)})
+                                 {c.SCENARIO for c in chosen})
     # A question the text alone raises (a note) is answered where the run itself showed a risk.
     found += [f for f in printed if f.level == "risk" or not any(m.level == "risk" for m in found)]
     findings = Findings(ordered(found), header=f"your run: {' '.join(command)[:100]}")
     findings.probe_status, findings.status_label = summary(run), "run"
     findings.seconds = time.monotonic() - started
-    findings.run = run
     return findings
 
 

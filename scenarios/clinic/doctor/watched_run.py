@@ -65,7 +65,8 @@ def watch(command: list[str], seconds: float = WINDOW_S, echo=_echo, on_stall=No
         while run.exit_status() is None and time.monotonic() - started < seconds:
             run.wait_noting_processes(0.5)
             size = _recorded_bytes(run)
-            last_change, last_size = (time.monotonic(), size) if size != last_size else (last_change, last_size)
+            if size != last_size:
+                last_size, last_change = size, time.monotonic()
             script = run.script()
             if on_stall and stalled is None and script and size and time.monotonic() - last_change > STALL_S:
                 stalled = _examined(on_stall, script.pid, time.monotonic() - last_change)

@@ -156,7 +156,6 @@ class Supervised:
                 os.killpg(script.pid, signal.SIGINT)
             except (ProcessLookupError, PermissionError):
                 pass
-        self.wait_noting_processes(0.0)
         deadline = time.monotonic() + grace_s
         while self.exit_status() is None and time.monotonic() < deadline:
             time.sleep(0.1)
