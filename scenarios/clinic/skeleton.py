@@ -92,6 +92,10 @@ def _check(number: str) -> str:
     return (f'"""{number} · {MARK}: the cause `explain` quotes beside a matched text."""\n'
             "from scenarios.clinic.doctor.findings import finder\n\n"
             f'SCENARIO = "{number}"\nFIXES = {{"{MARK.lower().replace(" ", "-")}": "{MARK}"}}\n'
+            "# What it finds comes from one or more of (checks/__init__.py, CONTRACT): a loader (static, measured),\n"
+            "# a running job (running), the user's own run (observed), a pasted log (the texts ERRORS, LOG_TEXTS,\n"
+            "# LIKELY, ASK, IN_A_RANK, FRAMES, and pasted for what a program printed: doctor/printed.py reads it).\n"
+            f"# A library's own messages that only this scenario is about: scenarios/{number}_<slug>/catalogue.txt.\n"
             "# How often healthy loaders and jobs trip its rules: {loaders} and {jobs} are filled from the\n"
             "# recorded runs (scenarios/clinic/doctor/healthy.py).\n"
             f'HEALTHY = "{MARK}: {{loaders}}"\n_found = finder(SCENARIO, FIXES)\n')

@@ -28,13 +28,12 @@ import shutil
 import sys
 import tempfile
 import time
-import traceback
 from pathlib import Path
 
 import psutil
 
 from scenarios.clinic.doctor import events
-from scenarios.clinic.doctor.checks import CHECKS, error_table, name_of
+from scenarios.clinic.doctor.checks import CHECKS, error_table, guarded, name_of
 from scenarios.clinic.doctor.evidence import genuine_lines, in_process_outcome, stage_text
 from scenarios.clinic.doctor.findings import BadInput, Finding, Findings, merge_same
 from scenarios.clinic.doctor.holdings import walk
@@ -96,20 +95,6 @@ def explained(findings: list[Finding], checks) -> list[Finding]:
     explains = {c.SCENARIO: set(getattr(c, "EXPLAINS", ())) for c in checks}
     gone = {pair for f in findings if f.level == "risk" for pair in explains.get(f.scenario, ())}
     return [f for f in findings if (f.scenario, f.check) not in gone]
-
-
-def guarded(check, part) -> list[Finding]:
-    """One check's findings; a check that raises becomes one `crashed` finding that names it,
-    and the report survives (as flutter's doctor turns a throwing validator into a result)."""
-    try:
-        return list(part(check))
-    except Exception as err:
-        where = traceback.extract_tb(err.__traceback__)[-1]
-        return [Finding(check.SCENARIO, "crashed", name_of(check),
-                        f"this check raised {type(err).__name__}: {err} "
-                        f"(at {Path(where.filename).name}:{where.lineno}); "
-                        "the other checks ran. Please report it with this line",
-                        "nothing to change in your code for this line")]
 
 
 def ordered(findings: list[Finding]) -> list[Finding]:

@@ -12,8 +12,8 @@ LIKELY; ASK); the catalogue (catalogue.txt) says which messages only the DataLoa
             named; a worker's missing file): the finding asks the one question that decides.
 Pasted alone, any other generic text names nothing: searched by the text alone, at most half the
 public posts of each were a DataLoader's (tests/logs/public/BASE_RATES.md).  Printed output with no
-error is read by printed.py.  Launchers' and loggers' wrapping is undone first.  Each failure is
-named once, in the order the log shows them.  Measured: tests/logs/rates.py.
+error is read by the checks' `pasted` hooks (with printed.py's readers).  Launchers' and loggers'
+wrapping is undone first.  Each failure is named once, in the order the log shows them.  Measured: tests/logs/rates.py.
 Exit status: 0 nothing found, 1 something found, 2 no such file or empty input.
 """
 from __future__ import annotations
@@ -24,10 +24,9 @@ import sys
 
 from scenarios.clinic.doctor import catalogue
 from scenarios.clinic.doctor import checks
-from scenarios.clinic.doctor.checks import error_table, log_texts, rank_texts
+from scenarios.clinic.doctor.checks import error_table, guarded, log_texts, rank_texts
 from scenarios.clinic.doctor.findings import Finding, Findings, readable
 from scenarios.clinic.doctor.pasted import RANK_PREFIX, blocks, unwrap
-from scenarios.clinic.doctor.printed import printed_findings
 from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 # Where a traceback shows that the DataLoader was involved: its source, its workers, its messages.
@@ -227,10 +226,17 @@ def _in_a_rank(text: str) -> list[tuple[int, Finding, bool]]:
             for pattern, check, name, why in rank_texts() if re.search(pattern, line)]
 
 
+def _printed(lines: list[str], text: str) -> list[Finding]:
+    """What each check's `pasted` hook reads in the log as a whole; one that raises is one crashed finding."""
+    raw = text.replace("\r\n", "\n").split("\n") if text else lines
+    return [finding for check in checks.CHECKS if hasattr(check, "pasted")
+            for finding in guarded(check, lambda check: check.pasted(lines, raw))]
+
+
 def explain_text(text: str) -> list[Finding]:
     findings, seen, lines, warnings, fatal = [], set(), unwrap(text), set(), False
     hits = sorted(_hits(lines) + _in_a_rank(text), key=lambda hit: hit[0])
-    for _, finding, warned in hits + [(len(lines), f, False) for f in printed_findings(lines, text)]:
+    for _, finding, warned in hits + [(len(lines), f, False) for f in _printed(lines, text)]:
         if _consequence(finding, warned, findings, fatal):
             continue
         if (finding.scenario, finding.check) not in seen:

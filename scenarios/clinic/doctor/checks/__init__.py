@@ -4,7 +4,7 @@
 A check module owns everything about its scenario's diagnosis, through the names of CONTRACT and
 no others (its helpers are private, `_name`; test_layout fails a public name outside it, so a
 misspelt hook is an error, not a check that never runs).  What a check needs is handed to it or
-read through the doctor's small shared readers (findings, evidence, holdings, setup, job, stacks,
+read through the doctor's small shared readers (findings, evidence, holdings, setup, job, stacks, printed,
 events), the lab kit and fixes/; it imports no other check and no part of the engine that runs it
 (engine, probe, running, commands, explain, orphans, machine, loading).
 
@@ -19,6 +19,8 @@ import importlib
 import inspect
 import pkgutil
 import re
+import traceback
+from pathlib import Path
 
 # name: (kind, what it is).  A hook's parameters are named as here.
 CONTRACT = {
@@ -179,3 +181,18 @@ def error_table() -> list[tuple[str, object, str]]:
     """(pattern, check module, finding name) from every check, in `ordered`'s order: the first
     match wins, and scenario 02's catch-all comes last."""
     return [(pattern, check, name) for check in _checks() for pattern, name in getattr(check, "ERRORS", ())]
+
+
+def guarded(check, part) -> list:
+    """One check's findings; a check that raises becomes one `crashed` finding that names it,
+    and the report survives (as flutter's doctor turns a throwing validator into a result)."""
+    try:
+        return list(part(check))
+    except Exception as err:
+        from scenarios.clinic.doctor.findings import Finding  # a face loads nothing until asked (test_layout)
+        where = traceback.extract_tb(err.__traceback__)[-1]
+        return [Finding(check.SCENARIO, "crashed", name_of(check),
+                        f"this check raised {type(err).__name__}: {err} "
+                        f"(at {Path(where.filename).name}:{where.lineno}); "
+                        "the other checks ran. Please report it with this line",
+                        "nothing to change in your code for this line")]

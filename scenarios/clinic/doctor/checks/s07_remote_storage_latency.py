@@ -1,6 +1,8 @@
 """07 · how many workers: loading that waits, workers beyond the cores, workers slower than none."""
-from scenarios.clinic.doctor import events
-from scenarios.clinic.doctor.findings import finder
+import statistics
+
+from scenarios.clinic.doctor import events, printed
+from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.job import idle_workers, stuck_workers, waits_for_data
 from scenarios.instruments import BUSY_SHARE
 
@@ -90,3 +92,26 @@ def running(job):
                    f"the training process waited for a batch in {waiting} of {len(job.trainer_stacks)} samples of its "
                    f"stack over {job.seconds:.1f} s; its {len(job.workers)} workers used {busy:.1f} cores meanwhile"
                    + (" (they wait too: on I/O, a lock or a remote store)" if busy < 0.5 * len(job.workers) else ""))]
+
+
+_read = text_finder(SCENARIO, FIXES, __doc__)
+_SHARE = 0.5   # of the step or the profiled time: the loop waited for its batches more than it did anything else
+
+
+def pasted(lines, raw):
+    """A data time that is most of the step in three or more printed lines; a profile whose time is mostly a
+    multi-process loader's __next__; a GPU low with words about waiting on a slow store.  Each shows that the
+    step waits for its batches, not why: possible, with the question that decides between 07 and 28."""
+    shares, profiled, waiting = printed.data_time_shares(lines), printed.profiler_share(lines), \
+        printed.gpu_waiting(lines)
+    why = "the step waits for its batches; " + printed.WAITS_QUESTION
+    if len(shares) >= 3 and statistics.median(shares) >= _SHARE:
+        return [_read("possible", "loading-waits", f"the data time is {statistics.median(shares):.0%} of the step "
+                      f"(median of {len(shares)} lines)", why)]
+    if profiled and profiled[0] >= _SHARE and profiled[2] != "_SingleProcess":
+        return [_read("possible", "loading-waits", f"{profiled[0]:.0%} of the profiled time is the loader's "
+                      f"__next__: {profiled[1]}", why)]
+    if waiting and waiting[2]:
+        return [_read("possible", "loading-waits", f"the GPU at {waiting[0]:g} %, with words about waiting for "
+                      f"data: {waiting[1]}", "is it the loader the GPU waits for? " + printed.WAITS_QUESTION)]
+    return []

@@ -10,7 +10,7 @@ in a thousand.  A coin flip (p = 0.5) trips it with probability 9e-6.
 """
 import re
 
-from scenarios.clinic.doctor import events
+from scenarios.clinic.doctor import events, printed
 from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.holdings import public_name
 
@@ -149,27 +149,28 @@ _SETTLE = ("`python -m scenarios doctor FILE.py:make_loader` fetches one index t
 _read = text_finder(SCENARIO, FIXES, __doc__)
 
 
-def _worded_runs(lines: list[str]) -> list[tuple[str, int]]:
-    """(line, times in a row) of the lines that hold words and a draw ("Rotating by 19.3670"), in order."""
-    runs = []
-    for line in (line.strip() for line in lines):
-        if not (_DRAW.search(line) and re.search(r"[A-Za-z]{3}", line)) or _WORKER.search(line):
-            continue
-        if runs and runs[-1][0] == line:
-            runs[-1] = (line, runs[-1][1] + 1)
-        else:
-            runs.append((line, 1))
-    return runs
+def _worded_draw(line: str) -> bool:
+    """A line with words and a draw ("Rotating by 19.3670"), not a worker's own."""
+    return bool(_DRAW.search(line) and re.search(r"[A-Za-z]{3}", line)) and not _WORKER.search(line)
+
+
+def _bare_value(line: str) -> bool:
+    return bool(printed.VALUE.match(line))
 
 
 def _same_run_sizes(lines: list[str]) -> list:
-    runs = _worded_runs(lines)
-    sizes = [n for _, n in runs if n >= 2]
-    if len(sizes) < 2 or len(set(sizes)) != 1 or len(sizes) < 0.8 * len(runs):
-        return []
-    return [_read("likely", "repeated-draws", f"{len(sizes)} printed draws each {sizes[0]} times in a row "
-                  f"({runs[0][0][:60]} …)", f"each draw comes {sizes[0]} times, then the next: {sizes[0]} processes "
-                  "drew the same numbers, as DataLoader workers do whose generator was copied at the fork")]
+    """Printed draws (worded, or bare values that are not a dataset's indices: those are samples, 13) that come in
+    runs of one size k >= 2, at least two of them: k processes drew the same "random" numbers."""
+    kinds = [("draws", _worded_draw)] + ([] if printed.dataset_indices(lines)[0] else [("values", _bare_value)])
+    for kind, keep in kinds:
+        runs = printed.runs(lines, keep)
+        sizes = [n for _, n in runs if n >= 2]
+        if len(sizes) >= 2 and len(set(sizes)) == 1 and len(sizes) >= 0.8 * len(runs):
+            return [_read("likely", "repeated-draws", f"{len(sizes)} printed {kind} each {sizes[0]} times in a row "
+                          f"({runs[0][0][:60]} …)", f"each value comes {sizes[0]} times, then the next: {sizes[0]} "
+                          "processes drew the same numbers, as DataLoader workers do whose generator was copied at "
+                          "the fork")]
+    return []
 
 
 def _same_by_worker(lines: list[str]) -> list:

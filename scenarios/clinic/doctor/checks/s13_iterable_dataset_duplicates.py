@@ -11,8 +11,8 @@ count, with no chance in it.  Where the epoch is too long to finish, confirmed w
 quarter of the samples the workers delivered (and at least 8) are repeats while the same number
 read with num_workers=0 holds none.
 """
-from scenarios.clinic.doctor import events
-from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor import events, printed
+from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.holdings import code_sources
 
 SCENARIO = "13"
@@ -139,3 +139,25 @@ def observed(run):
                                 figures={key: row[key] for key in ("epoch", "rank", "workers", "samples", "distinct")}))
             break
     return found
+
+
+_read = text_finder(SCENARIO, FIXES, __doc__)
+
+
+def pasted(lines, raw):
+    """Printed batches of a dataset's indices holding every index the same k >= 2 times: k copies of the
+    dataset, as an IterableDataset each worker iterates whole gives.  Likely where the batches are one printed
+    list, list(loader): one epoch; else k epochs print the same."""
+    batches, counts = printed.dataset_indices(lines)
+    times = set(counts.values())
+    if len(times) != 1 or min(times) < 2:
+        return []
+    k = times.pop()
+    evidence = f"{batches} printed batches hold each of {len(counts)} indices {k} times"
+    if printed.one_printed_list(lines):
+        return [_read("likely", "duplicate-samples", evidence,
+                      f"one printed list of batches, one epoch: every sample came {k} times, as an "
+                      f"IterableDataset that each of {k} workers iterates whole delivers it")]
+    return [_read("possible", "duplicate-samples", evidence,
+                  f"is this one epoch? Then every sample came {k} times: an IterableDataset that each of {k} "
+                  f"workers iterates whole (13); {k} epochs print the same")]
