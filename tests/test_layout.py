@@ -309,15 +309,20 @@ def test_a_misspelt_event_name_is_an_error():
 def test_a_misspelt_level_or_probe_outcome_is_an_error():
     import json
 
-    from scenarios.clinic.doctor.findings import Finding, Level
+    from scenarios.clinic.doctor.findings import Finding, Weight, finder, text_finder
     from scenarios.clinic.doctor.probe import Outcome, ProbeResult
 
     finding = Finding("03", "risk", "copy-on-read", "figures", "a fix")
-    assert finding.level is Level.RISK and finding.level == "risk"
+    assert finding.level is Weight.RISK and finding.level == "risk"
     assert json.loads(json.dumps(finding.as_dict()))["level"] == "risk"
     assert ProbeResult(outcome="not-run").outcome is Outcome.NOT_RUN
     for wrong in (lambda: Finding("03", "rsk", "copy-on-read", "figures", "a fix"),
                   lambda: ProbeResult(outcome="stuck")):
+        with pytest.raises(ValueError, match="is not a valid"):
+            wrong()
+    # the doctor weighs, explain is sure: a check's finder takes no confidence, its text finder no weight
+    for wrong in (lambda: finder("03", {"copy-on-read": "a fix"})("likely", "copy-on-read", "figures"),
+                  lambda: text_finder("03", {"copy-on-read": "a fix"}, "03 · doc")("risk", "copy-on-read", "a", "b")):
         with pytest.raises(ValueError, match="is not a valid"):
             wrong()
 

@@ -18,24 +18,33 @@ from scenarios.clinic.run.result import JSON_SCHEMA
 MIB = 2**20
 
 
-class Level(enum.StrEnum):
-    """How much a finding weighs; str-valued, so that JSON and comparisons with "risk" hold."""
+class Weight(enum.StrEnum):
+    """How much a doctor's finding weighs (a loader, a run, a job); str-valued, so that JSON and
+    comparisons with "risk" hold."""
     RISK = "risk"
     NOTE = "note"
     CRASHED = "crashed"   # a check raised; its report survives (as flutter's doctor)
-    # `explain`'s: how sure a pasted log's finding is of the lesson that fixes the user's problem
+
+
+class Confidence(enum.StrEnum):
+    """How sure `explain` is, of a pasted text, that the lesson named fixes the user's problem."""
     CERTAIN = "certain"
     LIKELY = "likely"
     POSSIBLE = "possible"
 
 
-LEVELS = tuple(Level)
+LEVELS = tuple(Weight) + tuple(Confidence)
+
+
+def level_of(value: str) -> Weight | Confidence:
+    """The doctor's weight or explain's confidence a value names; ValueError for any other."""
+    return Weight(value) if value in Weight._value2member_map_ else Confidence(value)
 
 
 @dataclasses.dataclass
 class Finding:
     scenario: str          # "03"
-    level: Level           # a str is taken and checked: Finding("03", "rsk", …) is an error
+    level: Weight | Confidence  # a str is taken and checked: Finding("03", "rsk", …) is an error
     check: str             # a short name, e.g. "copy-on-read"
     evidence: str          # what was measured or read, with figures
     fix: str               # a fixes/ module or the change to make (the check module's FIXES)
@@ -49,7 +58,7 @@ class Finding:
     figures: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self):
-        self.level = Level(self.level)
+        self.level = level_of(self.level)
 
     def fixed(self, shown_by: str) -> Finding:
         """This finding's fix is in place (what showed it): said so, and no fix line."""
@@ -72,7 +81,7 @@ def finder(scenario: str, fixes: dict):
     """A check module's way to make its findings: the scenario and the fix text come from it."""
     def found(level: str, check: str, evidence: str, details: str = "", general: bool = False,
               figures: dict | None = None) -> Finding:
-        return Finding(scenario, level, check, evidence, fixes[check], details, general, figures=figures or {})
+        return Finding(scenario, Weight(level), check, evidence, fixes[check], details, general, figures=figures or {})
     return found
 
 
@@ -83,7 +92,7 @@ def text_finder(scenario: str, fixes: dict, doc: str):
     cause = (doc or "").strip().splitlines()[0]
 
     def read(level: str, check: str, evidence: str, why: str) -> Finding:
-        return Finding(scenario, level, check, f"{evidence} ({cause}) [{level}: {why}]", fixes[check])
+        return Finding(scenario, Confidence(level), check, f"{evidence} ({cause}) [{level}: {why}]", fixes[check])
     return read
 
 
@@ -97,7 +106,7 @@ def merge_same(findings: list[Finding], probe) -> list[Finding]:
             merged.append(finding)
             continue
         twin.evidence += f"; in the probe: {finding.evidence.removeprefix('measured: ')}"
-        twin.level = Level.RISK if Level.RISK in (twin.level, finding.level) else twin.level
+        twin.level = Weight.RISK if Weight.RISK in (twin.level, finding.level) else twin.level
         twin.details = twin.details or finding.details
         twin.figures = {**twin.figures, **finding.figures}
     return merged
