@@ -256,7 +256,7 @@ def static(capsys, name: str, function: str = "make_loader") -> tuple[int, list]
 def test_json_has_exactly_the_promised_keys(capsys):
     status = doctor.main(target("record_file"), as_json=True, with_probe=False)
     document = json.loads(capsys.readouterr().out)
-    assert list(document) == ["schema", "findings"] and document["schema"] == 1 and status == EXIT_NOT_AS_EXPECTED
+    assert list(document) == ["schema", "findings"] and document["schema"] == 2 and status == EXIT_NOT_AS_EXPECTED
     for finding in document["findings"]:
         assert set(finding) == {"scenario", "level", "check", "evidence", "fix", "readme", "figures"}
         assert finding["level"] in ("risk", "note")

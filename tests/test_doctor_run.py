@@ -44,7 +44,7 @@ def test_a_broken_run_is_named_by_what_it_did_and_its_fixed_twin_is_quiet(number
         assert "of your run with no batch" in finding["evidence"]
     else:
         assert finding["evidence"].startswith("measured in your run: ") and finding["figures"]
-    assert report["schema"] == 1
+    assert report["schema"] == 2
     status, report, _ = doctor_on(sys.executable, script(number, "fixed"))
     assert status == 0 and report["findings"] == [], report
 

@@ -192,7 +192,7 @@ def test_orphans_json_has_the_doctors_one_shape(capsys, monkeypatch):
     assert document["findings"][0]["scenario"] == "20" and "4242" in document["findings"][0]["evidence"]
     monkeypatch.setattr(orphans, "find_orphans", lambda: [])
     assert orphans.main(as_json=True) == 0
-    assert json.loads(capsys.readouterr().out) == {"schema": 1, "findings": [], "orphans": []}
+    assert json.loads(capsys.readouterr().out) == {"schema": 2, "findings": [], "orphans": []}
 
 
 def test_no_such_process_and_bad_seconds():

@@ -92,7 +92,7 @@ def test_command_line_exit_statuses_and_json(tmp_path):
     assert found.returncode == 1 and found.stderr == ""
     document = json.loads(found.stdout)
     (finding,) = document["findings"]
-    assert document["schema"] == 1 and finding["scenario"] == "08"
+    assert document["schema"] == 2 and finding["scenario"] == "08"
     assert set(finding) == {"scenario", "level", "check", "evidence", "fix", "readme", "figures"}
     assert explain("-", stdin="all good\n").returncode == 0
     missing = explain(str(tmp_path / "nope.log"))

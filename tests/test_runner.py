@@ -17,6 +17,7 @@ import pytest
 from conftest import REPO_ROOT
 from scenarios import host
 from scenarios.clinic.run import declarations, report, runner, shm_leaks, supervise
+from scenarios.clinic.run.judge import Breach
 from scenarios.clinic.run.commands import combine as _combine
 
 
@@ -96,12 +97,13 @@ def test_metrics_are_parsed_and_judged_against_bounds(tmp_path):
     result = run(tmp_path, "print('metric worker_uss_growth_mb=161.5'); print('metric count=3')",
                  metrics={"worker_uss_growth_mb": {"max": 50}, "count": {"min": 3}, "absent": {"min": 1}})
     assert result["metrics"]["worker_uss_growth_mb"] == 161.5 and result["metrics"]["count"] == 3
-    assert result["breaches"] == ["worker_uss_growth_mb=161.5 > 50", "absent was not measured"]
+    assert result["breaches"] == [{"kind": "above", "metric": "worker_uss_growth_mb", "value": 161.5, "bound": 50},
+                                  {"kind": "unmeasured", "metric": "absent", "value": None, "bound": None}]
     assert not result["as_expected"]
 
 
 def test_a_breach_is_a_record_read_by_field_and_said_at_the_edge():
-    from scenarios.clinic.run.judge import Breach, Differs, breaches
+    from scenarios.clinic.run.judge import Differs, breaches
 
     spec = {"expect": "completed", "evidence": "done", "metrics": {"grew_mb": {"max": 50}, "count": {"min": 3}}}
     found = breaches(spec, {"outcome": "error", "evidence": "Boom", "metrics": {"grew_mb": 161.5}})
@@ -109,7 +111,7 @@ def test_a_breach_is_a_record_read_by_field_and_said_at_the_edge():
                      Breach(Differs.ABOVE, "grew_mb", 161.5, 50), Breach(Differs.UNMEASURED, "count")]
     assert [str(b) for b in found] == ["outcome error, declared completed", "output lacks /done/",
                                        "grew_mb=161.5 > 50", "count was not measured"]
-    assert json.loads(json.dumps({"kind": found[2].kind})) == {"kind": "above"}   # a str-valued enum
+    assert [Breach.of(json.loads(json.dumps(b.record()))) for b in found] == found   # stored and read back
 
 
 @pytest.mark.parametrize("share, breaches, unjudged", [
@@ -120,7 +122,7 @@ def test_a_breach_is_a_record_read_by_field_and_said_at_the_edge():
 def test_a_timing_bound_is_judged_only_while_the_run_had_the_cpus(tmp_path, share, breaches, unjudged):
     script = "print('metric ratio=0.5')" + (f"; print('metric cpu_wait_share={share}')" if share else "")
     result = run(tmp_path, script, metrics={"ratio": {"min": 0.9, "timing": True}})
-    assert result["breaches"] == breaches and len(result["unjudged"]) == unjudged
+    assert [str(Breach.of(b)) for b in result["breaches"]] == breaches and len(result["unjudged"]) == unjudged
     if unjudged:
         assert result["unjudged"][0].startswith("ratio: a timing bound, not judged: the run's processes waited "
                                                 "for a CPU 60% of the time")
@@ -129,12 +131,13 @@ def test_a_timing_bound_is_judged_only_while_the_run_had_the_cpus(tmp_path, shar
 def test_declared_evidence_must_appear(tmp_path):
     result = run(tmp_path, "print('all good')", evidence=r"exited unexpectedly")
     assert result["outcome"] == "completed"
-    assert result["breaches"] == ["output lacks /exited unexpectedly/"]
+    assert [str(Breach.of(b)) for b in result["breaches"]] == ["output lacks /exited unexpectedly/"]
 
 
 def test_an_outcome_other_than_declared_is_a_breach(tmp_path):
     result = run(tmp_path, "print('epoch done')", expect="error")
-    assert result["breaches"] == ["outcome completed, declared error"] and not result["as_expected"]
+    assert [str(Breach.of(b)) for b in result["breaches"]] == ["outcome completed, declared error"]
+    assert not result["as_expected"]
 
 
 def test_memory_of_workers_is_sampled(tmp_path):

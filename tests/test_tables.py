@@ -48,7 +48,8 @@ def test_a_stored_run_reads_back_as_it_was_written_and_renders_the_block(tmp_pat
 
 def test_a_gpu_run_is_marked_with_its_machine_its_torch_and_what_did_not_reproduce(tmp_path):
     missed = measured.VariantRun("completed", False, 10.8, "the GPU was fed", {"ratio_to_bound": 0.919},
-                                 ("outcome completed, declared error", "ratio_to_bound=0.919 > 0.9"))
+                                 ({"kind": "outcome", "value": "completed", "bound": "error"},
+                                  {"kind": "above", "metric": "ratio_to_bound", "value": 0.919, "bound": 0.9}))
     gpu = _run("28", {"fixed": 11.2}, H200, broken=missed)
     scenario = _scenario(tmp_path, "28", measured.Measured("28", CPU, {}, cannot_run="needs a CUDA GPU"), gpu)
     body = measured.block_body(measured.load_all(scenario.path))

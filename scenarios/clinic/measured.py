@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from scenarios.clinic import REPO_ROOT
+from scenarios.clinic.run.judge import Breach
 from scenarios.clinic.run.result import Outcome
 
 KINDS = ("cpu", "gpu")
@@ -53,7 +54,7 @@ class VariantRun:
     seconds: float
     evidence: str
     metrics: dict            # the run's figures, `seconds` apart
-    breaches: tuple = ()     # how it differed from its declaration, as the runner said it
+    breaches: tuple = ()     # how it differed from its declaration: the runner's judge.Breach records
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,7 +112,7 @@ def from_report(report: dict, machine: Machine, source: str = Measured.source) -
     variants = {name: VariantRun(Outcome(run["outcome"]), bool(run["as_expected"]), round(run["seconds"], 2),
                                  run["evidence"] or "",
                                  {k: v for k, v in run["metrics"].items() if k != "seconds"},
-                                 tuple(str(b) for b in run.get("breaches", ())))
+                                 tuple(run.get("breaches", ())))
                 for name, run in report["variants"].items()}
     return Measured(report["scenario"], machine, variants, source=source)
 
@@ -187,9 +188,13 @@ def record_text(record: Measured) -> str:
     for name, run in record.variants.items():
         rows.append(f"| `{name}` | {run.outcome}{'' if run.as_expected else ' ✘'} | {run.seconds:.1f} | "
                     f"`{_cell(run.evidence[:160])}` | {_figures(run.metrics)} |")
-    differed = [f"✘ `{name}` did not show what its declaration says on this machine: {'; '.join(run.breaches)}."
+    differed = [f"✘ `{name}` did not show what its declaration says on this machine: {breaches_said(run.breaches)}."
                 for name, run in record.variants.items() if not run.as_expected and run.breaches]
     return "\n".join(rows + ([""] + differed if differed else []))
+
+
+def breaches_said(breaches: tuple) -> str:
+    return "; ".join(str(Breach.of(record)) for record in breaches)
 
 
 KIND_HEADINGS = {"cpu": "", "gpu": "On a machine with a GPU:\n\n"}
@@ -210,7 +215,7 @@ def summary_text(record: Measured) -> str:
     """A stored run as a walkthrough prints it where it cannot run live: the machine, then each variant."""
     lines = [f"Scenario {record.scenario}, the stored run on a {record.kind.upper()} machine: {stamp(record.machine)}"]
     for name, run in record.variants.items():
-        said = "as declared" if run.as_expected else "NOT as declared: " + "; ".join(run.breaches)
+        said = "as declared" if run.as_expected else "NOT as declared: " + breaches_said(run.breaches)
         lines += [f"  {name:<28} {run.outcome:<10} {run.seconds:5.1f} s   {said}",
                   f"      evidence: {run.evidence[:160]}"]
         if run.metrics:

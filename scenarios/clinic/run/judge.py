@@ -96,6 +96,14 @@ class Breach:
     value: float | str | None = None
     bound: float | str | None = None
 
+    def record(self) -> dict:
+        """The breach as data: what the result's JSON and a stored run keep."""
+        return {"kind": str(self.kind), "metric": self.metric, "value": self.value, "bound": self.bound}
+
+    @classmethod
+    def of(cls, record: dict) -> Breach:
+        return cls(Differs(record["kind"]), record.get("metric", ""), record.get("value"), record.get("bound"))
+
     def __str__(self) -> str:
         return {Differs.OUTCOME: lambda: f"outcome {self.value}, declared {self.bound}",
                 Differs.EVIDENCE: lambda: f"output lacks /{self.bound}/",

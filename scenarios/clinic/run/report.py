@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from scenarios.clinic.run import judge
+
 
 class LiveStatus:
     """One status line, redrawn in place on a terminal, plain lines otherwise."""
@@ -63,7 +65,7 @@ def verdict(report: dict) -> str:
         if figures:
             rows.append("      figures:  " + ", ".join(f"{k}={v:g}" for k, v in figures.items()))
         for breach in run["breaches"]:
-            rows.append(f"      differs from {declaration}: {breach}")
+            rows.append(f"      differs from {declaration}: {judge.Breach.of(breach)}")
         for line in run.get("unjudged", []):
             rows.append(f"      {line}")
         if run["stacks"]:

@@ -20,8 +20,9 @@ EXPECTABLE = (Outcome.COMPLETED, Outcome.ERROR, Outcome.HANG, Outcome.SIGNAL)
 
 # The version of every --json the project prints (run, doctor, explain; README's "JSON output"):
 # raised when a field changes meaning or goes, left when one is added.  1: a "schema" field in each
-# document, a "figures" field in each finding.
-JSON_SCHEMA = 1
+# document, a "figures" field in each finding.  2: a variant's "breaches" are records
+# ({"kind", "metric", "value", "bound"}), no longer sentences.
+JSON_SCHEMA = 2
 
 
 class VariantResult(TypedDict):
@@ -40,7 +41,7 @@ class VariantResult(TypedDict):
     surviving_processes: int      # processes that outlived the SIGKILL of the script's session
     worker_processes_seen: int    # every process that ran below the script, helpers aside
     observed: NotRequired[dict]   # an attempt, or a graded fixed run: what the hook saw inside PyTorch
-    breaches: list[str]           # how it differs from its declaration (judge.Breach, as sentences)
+    breaches: list[dict]          # how it differs from its declaration: judge.Breach records, said by str(Breach.of(r))
     unjudged: list[str]           # timing bounds left unjudged: the machine kept the run off the CPU
     as_expected: bool
     reused: NotRequired[bool]     # read back from CLINIC_RESULTS_DIR, not run again

@@ -78,7 +78,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
     result = _result(run, scenario.variants[variant], timed_out, round(seconds, 2), memory)
     result.update(limit_s=limit_s, stacks=stacks, leaked_shm_files=leaked, surviving_processes=survivors)
     result["unjudged"] = judge.unjudged(scenario.variants[variant], result)
-    result["breaches"] = [str(breach) for breach in judge.breaches(scenario.variants[variant], result)]
+    result["breaches"] = [breach.record() for breach in judge.breaches(scenario.variants[variant], result)]
     result["as_expected"] = not result["breaches"]
     return result
 
