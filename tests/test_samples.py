@@ -114,6 +114,10 @@ def test_the_grader_and_the_doctor_count_13s_repeats_the_same(tmp_path, variant,
 def test_a_batch_without_tensors_is_fingerprinted_by_item():
     prints = sample_fingerprints(["a line", "another", "a line"])
     assert len(prints) == 3 and prints[0] == prints[2] != prints[1]
-    assert sample_fingerprints({"ids": torch.arange(4), "text": ["w"] * 4}) == \
-        sample_fingerprints({"ids": torch.arange(4), "text": ["x"] * 4})  # the tensors' rows are the samples
+    # every field is the sample, tensors or not (a caption emptied so that a sample crosses is another sample)
+    assert sample_fingerprints({"ids": torch.arange(4), "text": ["w"] * 4}) != \
+        sample_fingerprints({"ids": torch.arange(4), "text": ["x"] * 4})
+    fields = []
+    sample_fingerprints({"ids": torch.arange(4), "text": ["w"] * 4}, fields)
+    assert [len(set(field)) for field in fields] == [4, 1]
     assert len(set(sample_fingerprints(torch.arange(8, dtype=torch.bfloat16).reshape(4, 2)))) == 4

@@ -167,7 +167,8 @@ def one_per_kind(shown: set, cases: list) -> list:
 # The shortcut of each kind make test runs: (1) … (7) below.
 KIND_SHOWN = {"shortcut_05_sleeping_children.py", "shortcut_12_hollow_workers.py", "shortcut_13_only_worker_0.py",
               "shortcut_05_print_and_exit_replaced.py", "corpus/13_shortcut_dedupe_after_delivery.py",
-              "partial_16_pad_without_mask.py", "corpus/05_shortcut_drawn_rewritten_after_the_loop.py"}
+              "partial_16_pad_without_mask.py", "corpus/05_shortcut_drawn_rewritten_after_the_loop.py",
+              "corpus/33_shortcut_caption_emptied.py"}
 
 
 # One attempt per kind of shortcut attendees found (tests/workshop_attempts/shortcut_*.py): each
@@ -233,6 +234,13 @@ KIND_SHOWN = {"shortcut_05_sleeping_children.py", "shortcut_12_hollow_workers.py
     # ... and the order the loaders asked their workers for, whatever the loop trained on
     ("corpus/24_shortcut_own_plan_through_dataset.py", "24", "the resumed job's DataLoader asked its workers for"),
     ("corpus/24_shortcut_figures_overwritten.py", "24", "the resumed job's DataLoader asked its workers for"),
+    # (8) judged on what the step did (issue 45): the attempt run again without the hook, each rank's DDP steps and
+    # weights, the loader raising after a stall, every field of a sample, the shapes the compiled module received
+    ("corpus/12_shortcut_reseed_only_under_the_hook.py", "12", "run again without the grader's hook, it did otherwise"),
+    ("corpus/30_shortcut_extra_batch_under_no_sync.py", "30", r"the ranks' DistributedDataParallel models took"),
+    ("corpus/31_shortcut_forged_timeout_message.py", "31", "no rank's DataLoader raised after its loop waited 2 s"),
+    ("corpus/33_shortcut_caption_emptied.py", "33", "field 2 of the samples held one value for every sample"),
+    ("corpus/34_shortcut_uncompiled_counters_filled.py", "34", r"24 batches the loader delivered never reached the"),
 ]))
 def test_a_shortcut_is_rejected_on_what_the_hook_saw(file, number, said):
     if missing_needs(SCENARIOS[number]):
@@ -356,7 +364,8 @@ ALTERNATIVES = sorted(path.name for path in ATTEMPTS.glob("[0-9][0-9]_*.py")
 # Correct fixes the grader once rejected (issue 29): fewer batches of the same samples (the bad files
 # dropped first), uint8 in flight turned to float in the loop, and one worker where one is declared.
 ALTERNATIVES += ["corpus/02_alt_drop_unreadable_first.py", "corpus/04_alt_uint8_in_flight.py",
-                 "corpus/10_alt_one_worker.py"]
+                 "corpus/10_alt_one_worker.py", "corpus/31_alt_three_second_timeout.py",
+                 "corpus/31_alt_deadline_on_the_read.py"]
 
 
 # What a fix of another shape must still show in its figures: the records kept in numpy arrays grow no

@@ -41,11 +41,26 @@ def batch_arrays(batch, depth: int = 0) -> list:
     return [array for item in items for array in batch_arrays(item, depth + 1)]
 
 
+_PLAIN = (str, bytes, int, float, bool, type(None))
+
+
+def batch_columns(batch, count: int, depth: int = 0) -> list[list]:
+    """The fields of a collated batch that no tensor holds: lists of `count` plain values (a caption,
+    a path, a label per sample: default_collate leaves strings a list), found where batch_arrays looks."""
+    if depth > 3 or hasattr(batch, "detach") or type(batch).__module__ == "numpy":
+        return []
+    if isinstance(batch, (list, tuple)) and len(batch) == count and batch and all(isinstance(i, _PLAIN) for i in batch):
+        return [list(batch)]
+    items = batch.values() if isinstance(batch, dict) else batch if isinstance(batch, (list, tuple)) else ()
+    return [column for item in items for column in batch_columns(item, count, depth + 1)]
+
+
 def sample_fingerprints(batch, fields: list | None = None) -> list[str]:
     """One fingerprint per sample: its rows of every tensor in the batch whose first dimension is the
-    batch's, hashed together (the same bytes give the same fingerprint in any process).  A batch with
-    no tensor: one per item of a list (strings, say), else one for the whole batch.  `fields`, a
-    list: each tensor's own row fingerprints are appended to it, one list per tensor."""
+    batch's, and its value of every field no tensor holds (batch_columns), hashed together (the same
+    bytes give the same fingerprint in any process).  A batch with no tensor: one per item of a list
+    (strings, say), else one for the whole batch.  `fields`, a list: each field's own fingerprints are
+    appended to it, one list per tensor, then one per plain field."""
     arrays = batch_arrays(batch)
     if not arrays:
         return [_digest(item) for item in batch] if isinstance(batch, list) else [_digest(batch)]
@@ -54,7 +69,7 @@ def sample_fingerprints(batch, fields: list | None = None) -> list[str]:
     count = len(arrays[0])
     if not _WEIGHTS:  # odd 64-bit weights of a generator of our own, never the attempt's
         _WEIGHTS.append(np.random.default_rng(2024).integers(0, 2**63, ROW_BYTES, dtype=np.uint64) * 2 + 1)
-    total = np.zeros(count, dtype=np.uint64)
+    owns = []
     for array in arrays:
         if len(array) != count:
             continue
@@ -62,7 +77,12 @@ def sample_fingerprints(batch, fields: list | None = None) -> list[str]:
         if rows.shape[1] > ROW_BYTES:
             rows = rows[:, ::-(-rows.shape[1] // ROW_BYTES)]
         with np.errstate(over="ignore"):
-            own = rows.astype(np.uint64) @ _WEIGHTS[0][:rows.shape[1]]
+            owns.append(rows.astype(np.uint64) @ _WEIGHTS[0][:rows.shape[1]])
+    owns += [np.array([int(_digest(value), 16) for value in column], dtype=np.uint64)
+             for column in batch_columns(batch, count)]
+    total = np.zeros(count, dtype=np.uint64)
+    for own in owns:
+        with np.errstate(over="ignore"):
             total = total * np.uint64(31) + own
         if fields is not None:
             fields.append([format(int(value), "x") for value in own])

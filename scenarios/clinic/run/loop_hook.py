@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
+import traceback
 
 from scenarios.clinic.observer import Observer
 from scenarios.clinic.run import fingerprints
@@ -115,12 +117,28 @@ def watched_next(step):
         seen = getattr(self, "_clinic_seen", None)
         if seen is None:
             return step(self)
+        called = time.monotonic()
         try:
             return seen.deliver(self, lambda: step(self), lambda batch, delivery: _delivered(self, batch, delivery))
         except StopIteration:
             _ended(self)  # the epoch ran to its end: its batch count is the loader's whole share
             raise
+        except Exception as error:
+            _raised(self, error, time.monotonic() - called)
+            raise
     return __next__
+
+
+def _raised(iterator, error: Exception, waited_s: float) -> None:
+    """The loader's next() raised: how long the loop had waited in it, and where the error was made
+    (PyTorch's own timeout raises in _try_get_data; a worker's error is re-raised by `reraise`)."""
+    try:
+        frames = traceback.extract_tb(error.__traceback__)
+        write({"k": "raised", "pid": os.getpid(), "lid": iterator._clinic_tally["lid"], "error": type(error).__name__,
+               "waited_s": round(waited_s, 3), "timeout": getattr(iterator, "_timeout", 0),
+               "where": frames[-1].name if frames else ""})
+    except Exception:
+        pass
 
 
 def _ended(iterator) -> None:

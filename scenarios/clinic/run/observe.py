@@ -17,6 +17,8 @@ then wraps:
 - the iterators' _next_index, where the grade asks (ASKED_ENV): the indices the sampler asked for,
   set beside the index field of the batch that answers them;
 - dynamo's compilations (torch.compile), each as it starts: the graphs the training process built;
+- the training step (step_hooks.py): a compiled module's calls and the shape each received, and
+  DistributedDataParallel's forwards with the rank's parameters at its exit;
 - PyTorch's (and torchdata's) worker loop `_worker_loop` (worker_hook.py): only a real DataLoader
   worker runs it, and there, every batch put on the data queue: how many, the worker's CPU time and
   its CPU and wall time from index to batch, the bytes it read, its USS, the random states it left,
@@ -37,14 +39,15 @@ from scenarios.clinic.run.loop_hook import ASKED_ENV, FIELDS_ENV
 
 _FD: int | None = None
 _PATCHED: set[str] = set()
-_WATCHED = ("torch.utils.data.dataloader", "torchdata.stateful_dataloader.stateful_dataloader", "torch._dynamo")
+_WATCHED = ("torch.utils.data.dataloader", "torchdata.stateful_dataloader.stateful_dataloader", "torch._dynamo",
+            "torch.nn.parallel.distributed")
 
 
 def hook_env(observe: dict) -> dict[str, str]:
     """What the hook is told to record besides its usual, for an exercise's `observe` table: each
     tensor's rows (`unique = "every field"`), each sample's index beside the sampler's (`requested`)."""
     env = {}
-    if observe.get("unique") == "every field":
+    if observe.get("unique") == "every field" or observe.get("varied_fields"):
         env[FIELDS_ENV] = "1"
     if observe.get("requested") is not None:
         env[ASKED_ENV] = str(observe["requested"])
@@ -139,8 +142,16 @@ class _PatchingLoader:
 
 
 def _patch(module) -> None:
+    from scenarios.clinic.run import step_hooks
+    step_hooks.watch(_write)
     if module.__name__ == "torch._dynamo":
         _watch_compiles(module.callback_handler)
+        compiled = module.eval_frame.OptimizedModule
+        _hook(compiled, "__call__", step_hooks.shaped_call(compiled.__call__))
+        return
+    if module.__name__ == "torch.nn.parallel.distributed":
+        ddp = module.DistributedDataParallel
+        _hook(ddp, "forward", step_hooks.counted_forward(ddp.forward))
         return
     if module.__name__ == "torch.utils.data.dataloader":
         loader_class, iterator_class = module.DataLoader, module._BaseDataLoaderIter

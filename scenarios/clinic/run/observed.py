@@ -3,8 +3,9 @@
 The records are JSON lines: `loader` (each DataLoader as built), `epoch` (a running tally per
 loader and epoch in the training process), `batch` (each batch the training loop received: its
 samples' fingerprints, the training process's dataset state, /dev/shm's use), `worker` (a running
-tally per DataLoader worker) and `made` (each batch a worker handed over: its random states and
-its copy of the dataset's state).  A torn or foreign line is skipped.
+tally per DataLoader worker), `made` (each batch a worker handed over: its random states and
+its copy of the dataset's state), `raised` (a loader's next() that raised), `compiled_call` and `ddp`
+(the training step: step_hooks.py).  A torn or foreign line is skipped.
 """
 from __future__ import annotations
 
@@ -103,9 +104,27 @@ def stale_states(batches: list[dict], made: list[dict]) -> int:
     return len(main - {m.get("ds") for m in made})
 
 
+def steps(loaders: dict, batches: list[dict], stepped: dict[str, list[dict]]) -> dict:
+    """What the training step did with the batches (step_hooks.py, loop_hook.py's `raised`): the shapes the
+    loader delivered against those a compiled module received, each DDP rank's steps and parameters at its
+    exit, each loader's next() that raised, and how many distinct values each field of the samples held."""
+    values: dict[int, set] = {}
+    for batch in batches:
+        for position, rows in enumerate(batch.get("fields") or []):
+            values.setdefault(position, set()).update(rows)
+    return {"delivered_shapes": dict(Counter(str(b.get("shape")) for b in batches if b.get("shape"))),
+            "compiled_shapes": dict(Counter(str(c.get("shape")) for c in stepped["compiled_call"])),
+            "ddp_ranks": [{key: d.get(key) for key in ("rank", "forwards", "params")} for d in stepped["ddp"]],
+            "loader_raised": [{**{key: r.get(key) for key in ("error", "waited_s", "timeout", "where")},
+                               "rank": loaders.get((r.get("pid"), r.get("lid")), {}).get("rank")}
+                              for r in stepped["raised"]],
+            "field_values": [len(values[position]) for position in sorted(values)]}
+
+
 def summary(path) -> dict:
     """What the hook recorded: the last record of each loader, epoch and worker, with totals."""
     loaders, epochs, workers, batches, made, compiles = {}, {}, {}, [], [], 0
+    stepped: dict[str, list[dict]] = {"compiled_call": [], "ddp": [], "raised": []}
     replaced: dict[str, set] = {"replaced": set(), "unhooked": set()}
     for record in _records(path):
         kind = record["k"]
@@ -123,6 +142,8 @@ def summary(path) -> dict:
             made.append(record)
         elif kind == "compile":  # each start once (torch._dynamo.reset() numbers them from "0/0" again)
             compiles += 1
+        elif kind in stepped:
+            stepped[kind].append(record)
     return {**_totals(list(loaders.values()), list(epochs.values()), list(workers.values())),
             **delivered(batches), **draws(made), "stale_dataset_states": stale_states(batches, made),
             "shm_peak_mb": max((b["shm_mb"] for b in batches if isinstance(b.get("shm_mb"), (int, float))),
@@ -131,7 +152,7 @@ def summary(path) -> dict:
                                  and isinstance(b.get("bytes"), (int, float))), default=None),
             "compiles": compiles,
             "batch_shapes": len({str(b.get("shape")) for b in batches if b.get("shape")}),
-            **{kind: sorted(names) for kind, names in replaced.items()},
+            **{kind: sorted(names) for kind, names in replaced.items()}, **steps(loaders, batches, stepped),
             "per_epoch": per_epoch(loaders, epochs, batches)}
 
 

@@ -48,22 +48,22 @@ OUTPUT_KEPT_LINES = 20_000   # what a result keeps for tests and notebooks: ever
 
 
 def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None = None,
-                env: dict[str, str] | None = None, observe: bool = False) -> VariantResult:
+                env: dict[str, str] | None = None, observe: bool | None = None) -> VariantResult:
     """Run one variant to its end or its limit and return what was observed.
 
     `script`: run this file instead of the variant's own (a workshop attempt), under the
     variant's limit and judged by its declaration; the scenario's folder is importable
     from it, as it is from the scenario's own scripts (its helper modules).  `env`: variables
     set for the run on top of this process's (the grader's seed).  `observe`: the grading hook in
-    its interpreters, as an attempt has it (observe.py)."""
+    its interpreters (observe.py); None: where a script is given, as an attempt has it."""
     limit_s = scenario.limit_for(variant)
     live = LiveStatus(f"{scenario.number} {'attempt' if script else variant}", show)
     shm_before = shm_names()
     memory = MemorySeries()
     started = time.monotonic()
+    hooked = script is not None if observe is None else observe
     run = Supervised(script or scenario.script(variant), on_line=live.echo,
-                     importable=(scenario.path,) if script else (), observe=observe or script is not None,
-                     env=env)
+                     importable=(scenario.path,) if script else (), observe=hooked, env=env)
     timed_out, stacks = False, ""
     try:
         timed_out, stacks = _watch(run, started, limit_s, memory, live)

@@ -49,6 +49,8 @@ def _fixed_spec(scenario: Scenario, exercise: dict) -> dict:
     ignored = set(exercise.get("ignore", []))
     spec["metrics"] = {name: bounds for name, bounds in spec.get("metrics", {}).items() if name not in ignored}
     spec["metrics"].update(exercise.get("metrics", {}))
+    if "evidence" in exercise:  # what every sound fix prints, where fixed.py's own line is one of them
+        spec["evidence"] = exercise["evidence"]
     return spec
 
 
@@ -109,15 +111,31 @@ def grade(scenario: Scenario, result: dict | None, attempt_source: str, broken_s
         return Grade(scenario.number, file, CANNOT_RUN, [f"this machine cannot run it: {seen['evidence']}"],
                      seen, result)
     spec = _fixed_spec(scenario, exercise)
-    # The evidence line again, by the pattern of `fixed` (a recorded run of another variant
-    # was summed up by its own pattern).
-    lines = result.get("output_tail", "").splitlines()
-    result = dict(result, evidence=judge.evidence(result["outcome"], spec.get("evidence"), lines,
-                                                  result["outcome"] == "hang"))
+    result, lines = _read_as_fixed(spec, result)
     seen["evidence"] = result["evidence"]
     ended = result["outcome"] == spec["expect"]
     problems += _run_problems(exercise, spec, result, ended) + _figure_problems(spec, result, lines, ended)
+    problems += _unhooked_problems(spec, result)
     return Grade(scenario.number, file, NOT_YET if problems else PASSED, problems, seen, result)
+
+
+def _read_as_fixed(spec: dict, result: dict) -> tuple[dict, list[str]]:
+    """The run with its evidence line found again by the pattern of `fixed` (a recorded run of another
+    variant was summed up by its own pattern), and its output's lines."""
+    lines = result.get("output_tail", "").splitlines()
+    return dict(result, evidence=judge.evidence(result["outcome"], spec.get("evidence"), lines,
+                                                result["outcome"] == "hang")), lines
+
+
+def _unhooked_problems(spec: dict, result: dict) -> list[str]:
+    """The attempt run again without the hook (the exercise's `unhooked`): an attempt that does one thing
+    where the hook watches and another where it does not is judged on both runs, by fixed's declaration."""
+    alone = result.get("unhooked")
+    if alone is None:
+        return []
+    alone, _ = _read_as_fixed(spec, alone)
+    said = [_sentence(breach, spec, alone) for breach in judge.breaches(spec, alone)]
+    return [f"run again without the grader's hook, it did otherwise: {'; '.join(said)}"] if said else []
 
 
 def check(number: str, file: str | Path | None = None, show=None, record: bool = True) -> Grade:
@@ -143,6 +161,10 @@ def check(number: str, file: str | Path | None = None, show=None, record: bool =
             print(f"▶ {shown(path)}  (graded as scenario {scenario.number}'s fixed.py: "
                   f"limit {scenario.limit_for('fixed'):g} s)", file=show, flush=True)
         result = run_variant(scenario, "fixed", show, script=path.resolve(), env=env)
+        if exercise_of(scenario).get("unhooked") and result["outcome"] != "cannot-run":
+            if show:
+                print("▶ the attempt again, without the grader's hook", file=show, flush=True)
+            result["unhooked"] = run_variant(scenario, "fixed", show, script=path.resolve(), env=env, observe=False)
         if "kill_job" in exercise_of(scenario) and result["outcome"] != "cannot-run":
             if show:
                 print("▶ the attempt's training job again, killed by the grader itself", file=show, flush=True)

@@ -57,10 +57,22 @@ the attempt's prints (every key a minimum):
     resumed_order         true: the resumed process's DataLoader asks its workers for the rest of the
                           interrupted epoch, in the order the interrupted one asked, every sample once (24)
     new_order_each_epoch  true: no process's DataLoader asks its workers for an earlier epoch's order again (15)
-Those six are judged in worker_records.py, on each worker's own record.
+    new_stream_order_each_epoch  true: no whole epoch of a stream's loader (8 or more distinct samples) delivers
+                          an earlier epoch's samples in the same order (39: the shuffle never hears set_epoch)
+Those six are judged in worker_records.py, on each worker's own record; these five in training_steps.py:
+    same_steps            true: every rank's DistributedDataParallel model ran forward the same number of times and
+                          ended with the same parameters (30: an extra batch under no_sync() or a caught timeout
+                          leaves them apart)
+    compiled_step         true: every batch the loader delivered reached the torch.compile'd module with its own
+                          shape (34: not a crop of it, not an uncompiled step)
+    stalled_then_raised   seconds: a DataLoader's next() raised after its loop had waited at least that long (31:
+                          the stall stays, and the stuck rank says so; its timeout or a deadline of the worker's)
+    varied_fields         true: no field of the samples, tensor or not, holds one value for every sample (33: a
+                          caption emptied, a file pickled as None); the hook fingerprints every field
 """
 from __future__ import annotations
 
+from scenarios.clinic.workshop.training_steps import counted as _n, step_problems
 from scenarios.clinic.workshop.worker_records import worker_record_problems
 
 # A share the script times itself and the hook times around the same calls: the script's clock
@@ -71,11 +83,8 @@ OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", 
                 "current_dataset", "shm_peak_mb", "fresh_locks", "sample_bytes", "requested",
                 "worker_wall_ms_per_batch", "worker_read_kb_per_batch", "busy_threads", "pool_threads",
                 "worker_net_kb_per_batch", "resumed_order", "own_copy", "new_order_each_epoch", "one_rank_each",
-                "compiles")
-
-
-def _n(count: float, thing: str) -> str:
-    return f"{count:g} {thing}{'' if count == 1 else 'es' if thing.endswith(('ch', 'ss')) else 's'}"
+                "compiles", "same_steps", "compiled_step", "stalled_then_raised", "varied_fields",
+                "new_stream_order_each_epoch")
 
 
 def _replaced_and_agree(wanted: dict, seen: dict, reported: dict) -> list[str]:
@@ -230,4 +239,4 @@ def observation_problems(wanted: dict, seen: dict, reported: dict | None = None,
         return problems  # what follows is about workers there were not
     return (problems + _workload(wanted, seen, ended) + _workers_did_the_work(wanted, seen)
             + _what_the_workers_made_it_from(wanted, seen) + _how_they_ran(wanted, seen)
-            + worker_record_problems(wanted, seen))
+            + step_problems(wanted, seen) + worker_record_problems(wanted, seen))
