@@ -769,3 +769,33 @@ def test_compilations_and_the_loops_busy_share_are_read_from_the_hooks_records(t
                for p in problems), problems
     honest = grading.observation_problems(dict(wanted, compiles=9), seen, {"utilisation": 0.81})
     assert honest == [], "a share within the slack of the one timed, and compilations within the bound"
+
+
+# ------------------------------------------------------------ what the step did (training_steps.py)
+
+@pytest.mark.parametrize("wanted, seen, said", [
+    ({"same_steps": True}, {"ddp_ranks": [{"rank": 0, "forwards": 5, "params": "a"},
+                                          {"rank": 1, "forwards": 4, "params": "a"}]}, "took rank 0 5 steps, rank 1 4"),
+    ({"same_steps": True}, {"ddp_ranks": [{"rank": 0, "forwards": 5, "params": "a"},
+                                          {"rank": 1, "forwards": 5, "params": "b"}]}, "ended with different weights"),
+    ({"compiled_step": True}, {"delivered_shapes": {"[4, 16]": 3}, "compiled_shapes": {"[2, 8]": 3}},
+     r"3 batches the loader delivered never reached the compiled step"),
+    ({"stalled_then_raised": 2}, {"loader_raised": [{"waited_s": 0.1}]}, "no rank's DataLoader raised after"),
+    ({"varied_fields": True}, {"field_values": [64, 8, 1]}, "field 2 of the samples held one value"),
+    ({"new_stream_order_each_epoch": True},
+     {"per_epoch": [{"pid": 1, "lid": 1, "iterable": True, "ended": True, "distinct": 8, "order": "x"}] * 3},
+     "2 epochs of a stream's loader delivered the same samples in the same order"),
+    ({"resumes": [6, 6, 9]}, {"resumes": {"1": [6, 6, 24]}}, "the training processes resumed their loaders at "
+                                                             "batches 6, 6, 24"),
+])
+def test_what_the_step_did_is_judged_and_said(wanted, seen, said):
+    from scenarios.clinic.workshop.training_steps import step_problems
+
+    problems = step_problems(wanted, seen)
+    assert len(problems) == 1 and re.search(said, problems[0]), problems
+    fixed = {"ddp_ranks": [{"rank": 0, "forwards": 5, "params": "a"}, {"rank": 1, "forwards": 5, "params": "a"}],
+             "delivered_shapes": {"[4, 16]": 3}, "compiled_shapes": {"[4, 16]": 3},
+             "loader_raised": [{"waited_s": 4.0}], "field_values": [64, 8, 64], "resumes": {"1": [6, 6, 9]},
+             "per_epoch": [{"pid": 1, "lid": 1, "iterable": True, "ended": True, "distinct": 8, "order": o}
+                           for o in "xyz"]}
+    assert step_problems(wanted, fixed) == []

@@ -86,8 +86,12 @@ def watched_init(init):
 def watched_iter(iterate):
     @functools.wraps(iterate)
     def __iter__(self):
+        state = getattr(self, "next_iter_state", None)  # a StatefulDataLoader's loaded state, which iter() takes
         iterator = iterate(self)
         try:
+            if state:
+                write({"k": "resumed", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
+                       "at": _resumed_at(state)})
             epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
             iterator._clinic_seen = Observer()
             iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
@@ -97,6 +101,15 @@ def watched_iter(iterate):
             pass
         return iterator
     return __iter__
+
+
+def _resumed_at(state: dict) -> int:
+    """The batch a loaded torchdata state resumes at: its snapshot's step and the steps since, with workers;
+    its count of batches yielded, without."""
+    snapshot = state.get("_snapshot")
+    if isinstance(snapshot, dict):
+        return int(snapshot.get("_snapshot_step", 0)) + int(state.get("_steps_since_snapshot", 0))
+    return int(state.get("_num_yielded", 0))
 
 
 def noting_asked(next_index):

@@ -3,9 +3,10 @@
 The records are JSON lines: `loader` (each DataLoader as built), `epoch` (a running tally per
 loader and epoch in the training process), `batch` (each batch the training loop received: its
 samples' fingerprints, the training process's dataset state, /dev/shm's use), `worker` (a running
-tally per DataLoader worker), `made` (each batch a worker handed over: its random states and
-its copy of the dataset's state), `raised` (a loader's next() that raised), `compiled_call` and `ddp`
-(the training step: step_hooks.py).  A torn or foreign line is skipped.
+tally per DataLoader worker), `made` (each batch a worker handed over: its random states and its
+copy of the dataset's state), `raised` (a loader's next() that raised), `resumed` (an iterator made
+from a loaded state), `compiled_call` and `ddp` (the training step: step_hooks.py).  A torn or
+foreign line is skipped.
 """
 from __future__ import annotations
 
@@ -118,13 +119,18 @@ def steps(loaders: dict, batches: list[dict], stepped: dict[str, list[dict]]) ->
             "loader_raised": [{**{key: r.get(key) for key in ("error", "waited_s", "timeout", "where")},
                                "rank": loaders.get((r.get("pid"), r.get("lid")), {}).get("rank")}
                               for r in stepped["raised"]],
-            "field_values": [len(values[position]) for position in sorted(values)]}
+            "field_values": [len(values[position]) for position in sorted(values)],
+            # per training process (one that built a loader): the batch each iterator made from a loaded state
+            # resumed at, past batch 0
+            "resumes": {str(pid): sorted(r["at"] for r in stepped["resumed"] if r.get("pid") == pid
+                                         and isinstance(r.get("at"), int) and r["at"] > 0)
+                        for pid in {pid for pid, _ in loaders}}}
 
 
 def summary(path) -> dict:
     """What the hook recorded: the last record of each loader, epoch and worker, with totals."""
     loaders, epochs, workers, batches, made, compiles = {}, {}, {}, [], [], 0
-    stepped: dict[str, list[dict]] = {"compiled_call": [], "ddp": [], "raised": []}
+    stepped: dict[str, list[dict]] = {"compiled_call": [], "ddp": [], "raised": [], "resumed": []}
     replaced: dict[str, set] = {"replaced": set(), "unhooked": set()}
     for record in _records(path):
         kind = record["k"]

@@ -59,7 +59,9 @@ the attempt's prints (every key a minimum):
     new_order_each_epoch  true: no process's DataLoader asks its workers for an earlier epoch's order again (15)
     new_stream_order_each_epoch  true: no whole epoch of a stream's loader (8 or more distinct samples) delivers
                           an earlier epoch's samples in the same order (39: the shuffle never hears set_epoch)
-Those six are judged in worker_records.py, on each worker's own record; these five in training_steps.py:
+    resumes               [batch, …]: each training process made iterators from loaded StatefulDataLoader states
+                          resuming at these batches, at least (36: at 6, and at 6 then 9; torchdata's own record)
+Those six are judged in worker_records.py, on each worker's own record; these in training_steps.py:
     same_steps            true: every rank's DistributedDataParallel model ran forward the same number of times and
                           ended with the same parameters (30: an extra batch under no_sync() or a caught timeout
                           leaves them apart)
@@ -84,7 +86,7 @@ OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", 
                 "worker_wall_ms_per_batch", "worker_read_kb_per_batch", "busy_threads", "pool_threads",
                 "worker_net_kb_per_batch", "resumed_order", "own_copy", "new_order_each_epoch", "one_rank_each",
                 "compiles", "same_steps", "compiled_step", "stalled_then_raised", "varied_fields",
-                "new_stream_order_each_epoch")
+                "new_stream_order_each_epoch", "resumes")
 
 
 def _replaced_and_agree(wanted: dict, seen: dict, reported: dict) -> list[str]:

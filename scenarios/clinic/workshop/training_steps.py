@@ -1,7 +1,8 @@
 """What the training did with the batches, against the exercise's `observe` table (observations.py lists
-the keys): each rank's DDP steps and weights, the shapes the compiled module received, a loader that raised
-after a stall, the fields of a sample, a stream's order epoch after epoch; read from what the grading hook
-recorded around the step (run/step_hooks.py) and the loop (run/loop_hook.py).  Each check a sentence."""
+the keys): each rank's DDP steps and weights, the shapes the compiled module received, a loader that
+raised after a stall, the fields of a sample, a stream's order epoch after epoch, the resumes a loader
+made; read from what the grading hook recorded around the step (run/step_hooks.py) and the loop
+(run/loop_hook.py).  Each check a sentence."""
 from __future__ import annotations
 
 from collections import Counter
@@ -53,6 +54,14 @@ def step_problems(wanted: dict, seen: dict) -> list[str]:
         problems.append(f"no rank's DataLoader raised after its loop waited {least:g} s or more for a batch "
                         f"({len(seen.get('loader_raised', []))} raised sooner): the stall must stay, and the rank "
                         "stuck in it must say so itself before the others give up")
+    resumes = Counter(wanted.get("resumes", []))
+    short = {pid: at for pid, at in seen.get("resumes", {}).items() if resumes - Counter(at)}
+    if short:
+        said = "; ".join(", ".join(map(str, at)) or "none" for at in short.values())
+        problems.append(f"the training processes resumed their loaders at batches {said} (the "
+                        f"states torchdata was given); the exercise resumes each at "
+                        f"{', '.join(map(str, wanted['resumes']))}: every resume must happen, from the checkpoint the "
+                        "run before it wrote")
     if wanted.get("new_stream_order_each_epoch"):
         problems += _stream_orders_repeated(seen.get("per_epoch", []))
     constant = [position for position, count in enumerate(seen.get("field_values", [])) if count < 2]
