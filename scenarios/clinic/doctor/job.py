@@ -30,6 +30,7 @@ class Worker:
     # The kernel function its main thread sleeps in when its stack was read (/proc/PID/wchan):
     # "futex_…" a lock or a condition, "hrtimer_nanosleep" a time.sleep, "pipe_read" a read; "" unread.
     sleeps_in: str = ""
+    catches_sigterm: bool | None = None  # a SIGTERM handler of its own (SigCgt) when last read; None: unread
 
     @property
     def waits_on_a_lock(self) -> bool:
@@ -87,6 +88,7 @@ class Job:
     # Reached from its launcher's PID (torchrun's agent, a shell): every rank below it was examined, so
     # a rank's wait is judged beside its peers'; given a rank's own PID, its peers were not seen.
     via_launcher: bool = False
+    trainer_catches_sigterm: bool = False  # the training process has a SIGTERM handler (a graceful shutdown)
 
     @property
     def alive_workers(self) -> list:

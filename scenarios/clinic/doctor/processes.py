@@ -30,13 +30,13 @@ def comm_of(pid: int) -> str:
 WORKER_SIGNALS = frozenset((signal.SIGTERM, signal.SIGBUS, signal.SIGSEGV, signal.SIGFPE))
 
 
-def caught_signals(pid: int) -> set[int]:
-    """The signals a process has handlers for (/proc/PID/status, SigCgt)."""
+def caught_signals(pid: int, field: str = "SigCgt") -> set[int]:
+    """The signals a process has handlers for (/proc/PID/status, SigCgt), or ignores (field="SigIgn")."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return set()
-    mask = int(next((line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), "0"), 16)
+    mask = int(next((line.split()[1] for line in status.splitlines() if line.startswith(f"{field}:")), "0"), 16)
     return {n for n in range(1, 65) if mask & (1 << (n - 1))}
 
 
@@ -46,9 +46,11 @@ _NOT_WORKERS = ("pt_elastic",)
 
 
 def runs_worker_loop(pid: int) -> bool:
-    """A DataLoader worker by what it runs, not by its name: a renamed or torchdata worker too."""
+    """A DataLoader worker by what it runs, not by its name: a renamed or torchdata worker too, and one whose
+    worker_init_fn ignores SIGTERM (scenario 40's fix moves it from SigCgt to SigIgn)."""
     name = comm_of(pid)
-    return name == "pt_data_worker" or name not in _NOT_WORKERS and WORKER_SIGNALS <= caught_signals(pid) \
+    handled = caught_signals(pid) | (caught_signals(pid, "SigIgn") & {signal.SIGTERM})
+    return name == "pt_data_worker" or name not in _NOT_WORKERS and WORKER_SIGNALS <= handled \
         and "torch" in maps_of(pid)
 
 

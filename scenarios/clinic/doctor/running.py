@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
 import psutil
 
 from scenarios.clinic.doctor.job import FORK_SERVER, SPAWNED, Job, Worker
-from scenarios.clinic.doctor.processes import command_of, exit_of, maps_of, runs_worker_loop, wchan_of
+from scenarios.clinic.doctor.processes import caught_signals, command_of, exit_of, maps_of, runs_worker_loop, wchan_of
 from scenarios.host import usable_cores
 from scenarios.memory_cgroup import memory_cgroup_of
 from scenarios.instruments import helper_kind, process_memory_mb, shm_file_creator, torch_shm_files
@@ -207,6 +208,8 @@ def read_job(pid: int, seconds: float = 6.0, stacks: bool = True, trainer_pid: i
         if i < rounds - 1:
             time.sleep(max(0.0, started + seconds * (i + 1) / (rounds - 1) - time.monotonic()))
     _read_stacks([w for w in workers if not w.ended] if stacks else [])
+    for worker in workers:
+        worker.catches_sigterm = None if worker.ended else signal.SIGTERM in caught_signals(worker.pid)
     job_pids = {trainer.pid, *procs}
     shm = sum(_size(p) for p in torch_shm_files() if shm_file_creator(p.name) in job_pids)
     total = shutil.disk_usage("/dev/shm").total if Path("/dev/shm").is_dir() else None
@@ -215,6 +218,7 @@ def read_job(pid: int, seconds: float = 6.0, stacks: bool = True, trainer_pid: i
                fds=fd_samples[-1][1], fd_limit=fd_soft_limit(trainer.pid), fd_samples=fd_samples, shm_bytes=shm,
                shm_total=total, cgroup=memory_cgroup_of(trainer.pid), cores=usable_cores()[0],
                stacks_readable=any(s.startswith("Process ") and "Thread" in s for s in trainer_stacks),
+               trainer_catches_sigterm=signal.SIGTERM in caught_signals(trainer.pid),
                **_sorted_out(workers, rounds))
 
 
