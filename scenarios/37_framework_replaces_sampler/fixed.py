@@ -55,7 +55,7 @@ class BalancedBatches(Sampler):
         draw = torch.Generator().manual_seed(self.seed + self.epoch)
         common = [self.common[i] for i in torch.randperm(len(self.common), generator=draw)]
         rare = [self.rare[i] for i in torch.randint(len(self.rare), (len(common),), generator=draw)]
-        # FIX: whole batches to each rank (batch i to rank i % world), so each stays 4 rare + 4 common
+        # whole batches to each rank (batch i to rank i % world), so each stays 4 rare + 4 common
         for start in range(self.rank * self.half, len(common), self.world * self.half):
             yield from rare[start:start + self.half]
             yield from common[start:start + self.half]
