@@ -174,19 +174,20 @@ def _same_run_sizes(lines: list[str]) -> list:
 
 
 def _same_by_worker(lines: list[str]) -> list:
-    """Two or more workers' printed draws, the same sequence in each."""
-    drawn = {}
+    """Draws of 12 or more significant digits printed under two or more workers' names: two such
+    values agree by chance never, so each shared one is a draw both workers made (a line that is no
+    draw of theirs, a worker's own test value, may differ and does not hide the rest)."""
+    drawn: dict[str, set] = {}
     for line in lines:
         worker, draw = _WORKER.search(line), _DRAW.search(line)
         if worker and draw:
-            drawn.setdefault(worker[1], []).append(draw.group(0))
-    sequences = [values for values in drawn.values() if len(values) >= 2]
-    shortest = min((len(v) for v in sequences), default=0)
-    same = [v for v in sequences if v[:shortest] == sequences[0][:shortest]] if sequences else []
-    if len(same) < 2:
+            drawn.setdefault(draw.group(0), set()).add(worker[1])
+    shared = [value for value, workers in drawn.items() if len(workers) >= 2]
+    workers = set().union(*(drawn[value] for value in shared)) if shared else set()
+    if len(shared) < 2:
         return []
-    return [_read("likely", "repeated-draws", f"{len(same)} workers printed the same {shortest} draws in the same "
-                  f"order ({', '.join(same[0][:3])} …)", "a generator copied into each worker at the fork gives each "
+    return [_read("likely", "repeated-draws", f"{len(workers)} workers printed the same {len(shared)} draws "
+                  f"({', '.join(shared[:3])} …)", "a generator copied into each worker at the fork gives each "
                   "the same numbers; " + _SETTLE)]
 
 

@@ -33,7 +33,13 @@ LOG_TEXTS = [(r"Watchdog caught collective operation timeout: WorkNCCL\([^)]*OpT
              (r"Timed out waiting \d+ms for (?:recv|send) operation to complete", "collective-timeout")]
 # A collective times out wherever a rank is late: one more batch (30), a loader stalled in one rank (31), a rank
 # busy elsewhere (a checkpoint, an evaluation).  The text alone cannot choose.
-ASK = [(r"Timed out waiting \d+ms for (?:recv|send)|Watchdog caught collective operation timeout",
+# Older wordings of the same wait: gloo's TCP transport before its "Timed out waiting" (torch 1.x), NCCL's warning
+# before its watchdog; and the DataLoader's own collective, the seed rank 0 shares with every rank as each
+# iterator is made, which a rank late to its epoch misses (torch 1.12's words, through the store; a broadcast in
+# _share_dist_seed since, torch/utils/data/dataloader.py).
+ASK = [(r"Timed out waiting \d+ms for (?:recv|send)|Watchdog caught collective operation timeout"
+        r"|gloo/transport/tcp/\w+\.cc:\d+\] Read timeout|NCCL WARN \w+ failed: .*Async operation timed out"
+        r"|Timed out receiving the shared seed from the distrib\w* store",
         "where was each rank when it timed out? One still training while the others wait in the collective: 30 "
         "(equal batch counts); one waiting for its own loader's batch: 31 (DataLoader(timeout=)); `python -m "
         "scenarios doctor --pid` on the launcher's PID shows each rank's stack")]
