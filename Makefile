@@ -45,6 +45,7 @@ help:
 	@echo "  make check-NN      grade your workshop/NN_*.py (FILE=path to grade another file)"
 	@echo "  make hint-NN       the next of three hints · make solution-NN SHOW=1: our fix as a diff"
 	@echo "  make workshop-status   every exercise: not started / not yet / passed"
+	@echo "  make workshop-status ROOM=dir   the whole room, from each attendee's state in dir (NAME.json)"
 	@echo "  make doctor        what this machine can and cannot reproduce"
 	@echo "  make doctor LOADER=train.py:make_loader   examine your own DataLoader (the function returns it)"
 	@echo "  make doctor RUN=\"python train.py\"   run your own command (torchrun, accelerate launch…) for SECONDS=60,"
@@ -186,7 +187,7 @@ solution-%: $(SETUP)
 	@$(PYTHON) -m scenarios solution $* $(if $(SHOW),--yes)
 
 workshop-status: $(SETUP)
-	@$(PYTHON) -m scenarios workshop-status
+	@$(PYTHON) -m scenarios workshop-status $(if $(ROOM),--room "$(ROOM)")
 
 doctor: $(SETUP)
 	@$(PYTHON) -m scenarios doctor $(LOADER) $(if $(PID),--pid $(PID)) $(if $(ORPHANS),--orphans) $(if $(KILL),--kill) \

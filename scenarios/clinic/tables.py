@@ -14,6 +14,8 @@ Scenarios are the scenarios/NN_*/ folders, fixes the fixes/*.py files; each bloc
 - README.md's timings and WORKSHOP.md's exercises, a row per scenario: its stored run (the cpu
   one, else the gpu one, marked † with the machine it came from) and its scenario.toml; a scenario
   without one reads "not run here";
+- WORKSHOP.md's table of which scenarios run where (Linux, WSL 2, macOS, Windows, a container): each
+  scenario.toml's `needs` (scenarios/clinic/platforms.py);
 - HEALTHY.md's table, a row per doctor check, and README.md's false-alarms paragraph: the recorded
   runs of healthy loaders and jobs (scenarios/clinic/doctor/healthy.py).
 """
@@ -29,6 +31,7 @@ from scenarios.clinic.blocks import read_block, replace_block
 from scenarios.clinic.doctor import healthy
 from scenarios.clinic.run.declarations import ScenarioError, discover
 from scenarios.clinic.measured import MEASURED, block_body, load_all, shown_run, stamp
+from scenarios.clinic.platforms import runs_where_table
 from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 FRONT_PAGE, WORKSHOP, HEALTHY = REPO_ROOT / "README.md", SCENARIOS_DIR / "WORKSHOP.md", SCENARIOS_DIR / "HEALTHY.md"
@@ -159,6 +162,7 @@ def rendered() -> dict[tuple, str]:
             (FRONT_PAGE, "fixes"): fixes_table(),
             (FRONT_PAGE, "timings"): timings_table(scenarios),
             (WORKSHOP, "exercises"): exercises_table(scenarios),
+            (WORKSHOP, "runs-where"): runs_where_table(scenarios, NEED_WORDS, _source("each scenario.toml's needs")),
             (HEALTHY, "healthy"): healthy.table({number: f"{scenario.slug}/README.md"
                                                  for number, scenario in scenarios.items()}),
             (FRONT_PAGE, "false-alarms"): healthy.summary(),

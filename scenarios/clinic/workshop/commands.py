@@ -1,4 +1,5 @@
-"""practice, check, hint, solution, workshop-status: the workshop's commands."""
+"""practice, check, hint, solution, workshop-status (one laptop, or with --room DIR the whole room: room.py):
+the workshop's commands."""
 from __future__ import annotations
 
 import json
@@ -16,6 +17,9 @@ def arguments(name: str, parser) -> None:
         parser.add_argument("--yes", action="store_true", help="show it without asking")
     if name in ("check", "workshop-status"):
         parser.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    if name == "workshop-status":
+        parser.add_argument("--room", metavar="DIR", help="the whole room: DIR holds each attendee's state "
+                            "(NAME.json: their workshop-status --json or workshop/.progress.json)")
 
 
 def run(args) -> int:
@@ -29,6 +33,8 @@ def run(args) -> int:
             print(workshop.hint(args.number))
         elif args.command == "solution":
             return _solution(args)
+        elif args.command == "workshop-status" and args.room:
+            return _room(args)
         elif args.command == "workshop-status":
             rows = workshop.status()
             print(json.dumps(rows, indent=1) if args.json else workshop.status_table(rows))
@@ -60,4 +66,20 @@ def _solution(args) -> int:
         if answer.strip().lower() not in ("y", "yes"):
             return EXIT_OK
     print(workshop.solution(scenario.number))
+    return EXIT_OK
+
+
+def _room(args) -> int:
+    from pathlib import Path
+
+    from scenarios.clinic.run.declarations import ScenarioError
+    from scenarios.clinic.workshop import room
+
+    attendees, skipped = room.read_room(Path(args.room))
+    if not attendees:
+        why = "".join(f"; {name}: {reason}" for name, reason in skipped[:5])
+        raise ScenarioError(f"--room {args.room}: no attendee's state in it{why or ' (it is empty)'}. Each attendee "
+                            "hands in `python -m scenarios workshop-status --json` saved as NAME.json")
+    print(json.dumps(room.room_json(attendees, skipped), indent=1) if args.json
+          else room.room_table(attendees, skipped))
     return EXIT_OK

@@ -1,12 +1,10 @@
 """The attendee's side: practice, hints, the solution, and progress kept in workshop/."""
 from __future__ import annotations
 
-import ast
+import datetime
 import difflib
 import hashlib
 import json
-import re
-import textwrap
 from pathlib import Path
 
 from scenarios.clinic.paths import shown
@@ -38,21 +36,25 @@ def record_grade(scenario: Scenario, graded: Grade, source: str, folder: Path | 
     progress = _progress(folder)
     progress.setdefault("grades", {})[scenario.number] = {
         "state": graded.state, "digest": _digest(source), "problems": graded.problems[:3],
-        "seconds": graded.seen.get("seconds")}
+        "seconds": graded.seen.get("seconds"),
+        # when it was checked, so that a facilitator reading many laptops' files sees who is where
+        "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
     _save_progress(folder, progress)
 
 
 def practice(number: str, folder: Path | None = None) -> str:
-    """Copy broken.py to the workshop folder, never over an attempt; say what to do."""
+    """Copy broken.py to the workshop folder byte for byte, never over an attempt; say what to do.
+    The copy is never edited (not even its docstring), so that `diff broken.py attempt` is the
+    attendee's fix alone; what the attendee must know about the file is said here instead."""
     scenario = get_scenario(number)
     path = attempt_path(scenario, folder)
-    n, readme = scenario.number, f"scenarios/{scenario.slug}/README.md"
+    n, broken, readme = scenario.number, f"scenarios/{scenario.slug}/broken.py", f"scenarios/{scenario.slug}/README.md"
     if path.exists():
         opening = f"{shown(path)} is already there: your attempt, left as it is."
     else:
         path.parent.mkdir(exist_ok=True)
-        path.write_text(without_the_answer(scenario.script("broken").read_text(), scenario.number))
-        opening = f"copied scenarios/{scenario.slug}/broken.py to {shown(path)}"
+        path.write_bytes(scenario.script("broken").read_bytes())
+        opening = f"copied {broken} to {shown(path)}, unchanged"
     lesson = exercise_of(scenario).get("lesson", scenario.title)
     why_not = missing_needs(scenario)
     return "\n".join([
@@ -62,33 +64,14 @@ def practice(number: str, folder: Path | None = None) -> str:
         f"  what it teaches: {lesson}",
         f"  1. Edit {shown(path)} until the failure is gone: the same data, sizes and loop,",
         "     the same workers, the same checks at the end; change only what causes it.",
+        *(["     Its docstring is broken.py's, whose lines about fixed.py say what fixes it: skip them",
+           "     to find the fix yourself."] if "fixed.py" in scenario.script("broken").read_text() else []),
         f"  2. Read {readme} (Symptom, Root cause) — not its Fix section, unless you want to.",
         f"  3. make check-{n}   runs your file through the runner and grades it (exit 0: passed)",
         f"     make hint-{n}    the next of three hints · make solution-{n} SHOW=1   our diff",
+        f"     diff -u {broken} {shown(path)}   your fix, and nothing else",
         *([f"  note: this machine cannot run it ({why_not}); see the facilitator's guide"] if why_not else []),
     ])
-
-
-def without_the_answer(source: str, number: str) -> str:
-    """broken.py as an attendee receives it: its docstring less what it says of fixed.py (the usage
-    line that runs it, and each sentence that tells what it changes), which is the exercise."""
-    tree = ast.parse(source)
-    first = tree.body[0] if tree.body else None
-    if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-            and isinstance(first.value.value, str)):
-        return source
-    lines = source.splitlines(keepends=True)
-    paragraphs = []
-    for paragraph in re.split(r"\n\s*\n", first.value.value):
-        if paragraph.startswith("    "):  # the commands: keep those that run broken.py
-            kept = "\n".join(line for line in paragraph.splitlines() if "fixed.py" not in line)
-        else:
-            sentences = re.split(r"(?<=[.!?:])\s+(?=fixed\.py|[A-Z])", " ".join(paragraph.split()))
-            kept = textwrap.fill(" ".join(s for s in sentences if "fixed.py" not in s and "fixed:" not in s), 100)
-        paragraphs.append(kept)
-    paragraphs.append(f"What fixes it is the exercise: make hint-{number} when you want a nudge.")
-    text = "\n\n".join(p for p in paragraphs if p.strip())
-    return "".join(lines[:first.lineno - 1]) + f'"""{text}\n"""\n' + "".join(lines[first.end_lineno:])
 
 
 def hint(number: str, folder: Path | None = None) -> str:
@@ -145,7 +128,8 @@ def status(folder: Path | None = None) -> list[dict]:
         rows.append({"exercise": number, "title": scenario.title, "state": state,
                      "hints": progress.get("hints", {}).get(number, 0),
                      "solution_shown": bool(progress.get("solutions_shown", {}).get(number)),
-                     "can_run_here": missing_needs(scenario) is None})
+                     "can_run_here": missing_needs(scenario) is None,
+                     "when": (last or {}).get("when")})
     return rows
 
 
