@@ -365,7 +365,10 @@ ALTERNATIVES = sorted(path.name for path in ATTEMPTS.glob("[0-9][0-9]_*.py")
 # dropped first), uint8 in flight turned to float in the loop, and one worker where one is declared.
 ALTERNATIVES += ["corpus/02_alt_drop_unreadable_first.py", "corpus/04_alt_uint8_in_flight.py",
                  "corpus/10_alt_one_worker.py", "corpus/31_alt_three_second_timeout.py",
-                 "corpus/31_alt_deadline_on_the_read.py"]
+                 "corpus/31_alt_deadline_on_the_read.py",
+                 # an iterator made before the state was loaded, dropped, and another made after it (issue 45's
+                 # fresh set: once rejected on the dropped iterator's first asked batches)
+                 "fresh-45/32_alt_retake_iterator_after_load.py"]
 
 
 # What a fix of another shape must still show in its figures: the records kept in numpy arrays grow no

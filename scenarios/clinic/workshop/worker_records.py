@@ -78,9 +78,11 @@ def copy_problems(wanted: dict, seen: dict) -> list[str]:
             "N workers, N copies, however small each is"]
 
 
-def asked_orders(workers: list[dict]) -> list[list[list[list[int]]]]:
+def asked_orders(workers: list[dict], epochs: list[dict] | None = None) -> list[list[list[list[int]]]]:
     """Each training process (in the order they started) and, for each of its iterators in turn, the
-    index batches its workers were asked for, in the order the sampler gave them."""
+    index batches its workers were asked for, in the order the sampler gave them.  With the loop's
+    `epochs` tallies: only the iterators the loop received a batch from (an iterator made and dropped
+    before the loop, whose workers were asked for their first batches all the same, is no order)."""
     by_parent: dict[int, list[dict]] = {}
     for worker in sorted(workers, key=lambda w: w.get("started", 0)):
         if worker.get("asked"):
@@ -92,7 +94,13 @@ def asked_orders(workers: list[dict]) -> list[list[list[list[int]]]]:
         for worker in group:  # the k-th worker with an id belongs to the k-th iterator
             iterators.setdefault(turn[worker.get("worker_id")], []).extend(worker["asked"])
             turn[worker.get("worker_id")] += 1
-        processes.append([[indices for _, indices in sorted(asked)] for _, asked in sorted(iterators.items())])
+        orders = [[indices for _, indices in sorted(asked)] for _, asked in sorted(iterators.items())]
+        if epochs is not None:
+            delivered = [e.get("batches", 0) > 0 for e in sorted(
+                (e for e in epochs if e.get("pid") == group[0].get("ppid") and e.get("workers", 0) > 0),
+                key=lambda e: (e.get("lid", 0), e.get("epoch", 0)))]
+            orders = [order for k, order in enumerate(orders) if k >= len(delivered) or delivered[k]]
+        processes.append(orders)
     return processes
 
 
@@ -101,7 +109,7 @@ def resume_problems(wanted: dict, seen: dict) -> list[str]:
     epoch, in its order; with the batches the interrupted one had asked for before, every sample once."""
     if not wanted.get("resumed_order"):
         return []
-    processes = asked_orders(seen.get("workers", []))
+    processes = asked_orders(seen.get("workers", []), seen.get("epochs", []))
     if len(processes) < 2 or not processes[0] or not processes[1]:
         return [f"the grader saw the DataLoader's order in {len(processes)} training process(es); the exercise "
                 "needs the interrupted one and the resumed one, each with DataLoader workers"]
