@@ -128,14 +128,20 @@ def _continuous(dataset_class, workers):
     return [b.tolist() for b in _loader(dataset_class(), workers)]
 
 
+def _stopped(dataset_class, workers, steps):
+    """A loader read for `steps` batches and dropped, as a job killed there: its batches and state_dict()."""
+    loader = _loader(dataset_class(), workers)
+    it = iter(loader)
+    first = [next(it).tolist() for _ in range(steps)]
+    state = loader.state_dict()
+    del it, loader
+    return first, state
+
+
 @pytest.mark.parametrize("workers", [0, 2])
 def test_torchdata_counts_the_fast_forwarded_batches_again(workers, caplog):
     continuous = _continuous(_Stream, workers)
-    loader = _loader(_Stream(), workers)
-    it = iter(loader)
-    first = [next(it).tolist() for _ in range(4)]
-    state = loader.state_dict()
-    del it, loader
+    first, state = _stopped(_Stream, workers, 4)
     assert first == continuous[:4] and _count(state) == 4
     after_one, got = _resume(_Stream, workers, state, 2)
     assert got == continuous[4:6]  # the first resume is exact
@@ -146,11 +152,7 @@ def test_torchdata_counts_the_fast_forwarded_batches_again(workers, caplog):
 
 
 def test_an_odd_surplus_with_2_workers_is_refused_as_a_changed_dataset():
-    loader = _loader(_Stream(), 2)
-    it = iter(loader)
-    [next(it) for _ in range(3)]
-    state = loader.state_dict()
-    del it, loader
+    _, state = _stopped(_Stream, 2, 3)
     after_one, _ = _resume(_Stream, 2, state, 2)  # the state says 8 where 5 were read: 3 more, odd
     with pytest.raises(ValueError, match="last_yielded_worker_id does not match, the dataset may have changed"):
         _resume(_Stream, 2, after_one, 1)
@@ -159,11 +161,7 @@ def test_an_odd_surplus_with_2_workers_is_refused_as_a_changed_dataset():
 @pytest.mark.parametrize("workers", [0, 2])
 def test_a_stream_with_its_own_state_is_not_fast_forwarded(workers, caplog):
     continuous = _continuous(_StreamWithState, workers)
-    loader = _loader(_StreamWithState(), workers)
-    it = iter(loader)
-    first = [next(it).tolist() for _ in range(3)]
-    state = loader.state_dict()
-    del it, loader
+    first, state = _stopped(_StreamWithState, workers, 3)
     after_one, got = _resume(_StreamWithState, workers, state, 2)
     assert _count(after_one) == 5
     _, rest = _resume(_StreamWithState, workers, after_one, len(continuous) - 5)
