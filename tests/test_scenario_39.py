@@ -133,8 +133,8 @@ def test_the_doctor_reads_webdataset_pipelines_that_cannot_change_order():
 
 
 def _row(epoch, order, **extra):
-    return {"pid": 1, "lid": 1, "epoch": epoch, "rank": None, "iterable": True, "workers": 2, "ended": True,
-            "order": order, "samples": SAMPLES, "distinct": SAMPLES, **extra}
+    return {"pid": 1, "lid": 1, "epoch": epoch, "rank": None, "iterable": True, "stream_shuffles": True, "workers": 2,
+            "ended": True, "order": order, "samples": SAMPLES, "distinct": SAMPLES, **extra}
 
 
 def test_the_doctor_names_a_repeated_stream_order_in_the_run_and_nothing_else():
@@ -145,6 +145,9 @@ def test_the_doctor_names_a_repeated_stream_order_in_the_run_and_nothing_else():
     # a map-style loader is 15's to judge; an epoch cut short proves nothing
     assert check.observed({"per_epoch": [_row(e, "a", iterable=False) for e in (1, 2)]}) == []
     assert check.observed({"per_epoch": [_row(1, "a"), _row(2, "a", ended=False)]}) == []
+    # a stream that does not shuffle (or does not say) repeats its order by design: a plain IterableDataset
+    for says in (False, None):
+        assert check.observed({"per_epoch": [_row(e, "a", stream_shuffles=says) for e in (1, 2)]}) == []
 
 
 def test_explain_names_39_on_brokens_output_and_nothing_on_fixeds(report):

@@ -41,6 +41,20 @@ def _is_stream(dataset) -> bool:
     return isinstance(dataset, IterableDataset)
 
 
+def _stream_shuffles(dataset) -> bool | None:
+    """Whether a stream shuffles itself, where it says so: a Hugging Face IterableDataset's shuffle() puts a
+    BufferShuffledExamplesIterable in its chain of example iterables (datasets 5.2.0); None where the stream
+    does not tell (a plain IterableDataset, a webdataset pipeline)."""
+    inner = getattr(dataset, "_ex_iterable", None) if _is_stream(dataset) else None
+    if inner is None:
+        return None
+    for _ in range(16):  # .map(), .filter() and the like wrap it: their ex_iterable is the one before
+        if inner is None or "Shuffled" in type(inner).__name__:
+            return inner is not None
+        inner = getattr(inner, "ex_iterable", None)
+    return False
+
+
 def _rank(sampler) -> int | None:
     """This process's rank where it is one of several: as torchrun, accelerate and Lightning set RANK,
     else as its initialized process group says, else as a DistributedSampler was told (num_replicas, rank)."""
@@ -76,6 +90,7 @@ def watched_init(init):
                    "batch_size": self.batch_size, "start_method": method,
                    "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
                    "class": type(self).__name__, "iterable": _is_stream(self.dataset),
+                   "stream_shuffles": _stream_shuffles(self.dataset),
                    "rank": _rank(sampler), "sampler": type(sampler).__name__,
                    "shuffle": getattr(sampler, "shuffle", None)})
         except Exception:

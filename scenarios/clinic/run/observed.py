@@ -69,7 +69,8 @@ def per_epoch(loaders: dict, epochs: dict, batches: list[dict]) -> list[dict]:
         loader = loaders.get((pid, lid), {})
         counts = received.get((pid, lid, epoch), Counter())
         rows.append({"pid": pid, "lid": lid, "epoch": epoch, "rank": loader.get("rank"),
-                     "iterable": loader.get("iterable"), "workers": tally.get("workers", 0),
+                     "iterable": loader.get("iterable"), "stream_shuffles": loader.get("stream_shuffles"),
+                     "workers": tally.get("workers", 0),
                      "class": loader.get("class"), "batches": tally.get("batches", 0),
                      "ended": bool(tally.get("ended")), "sampler": loader.get("sampler"),
                      "shuffle": loader.get("shuffle"),

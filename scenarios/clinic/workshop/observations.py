@@ -40,6 +40,8 @@ the attempt's prints (every key a minimum):
     sample_bytes          the fewest bytes a sample may have as a loader with workers delivers it, from the
                           lesson's own data (04: a 96x96 RGB crop is 27648 bytes at 8 bits): not hollow
     start_methods         the start methods a loader with workers may use (a list)
+    not_samplers          sampler classes no DataLoader may be built with (37: Lightning's DistributedSamplerWrapper,
+                          the framework's sampler in place of the user's)
     daemonic              true: every worker is still daemonic at its last batch (17)
     agree                 { printed_figure = "batches" or "samples" }: a count the script prints may
                           not exceed what the hook saw delivered (the prints are a second signal);
@@ -86,7 +88,7 @@ OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", 
                 "worker_wall_ms_per_batch", "worker_read_kb_per_batch", "busy_threads", "pool_threads",
                 "worker_net_kb_per_batch", "resumed_order", "own_copy", "new_order_each_epoch", "one_rank_each",
                 "compiles", "same_steps", "compiled_step", "stalled_then_raised", "varied_fields",
-                "new_stream_order_each_epoch", "resumes")
+                "new_stream_order_each_epoch", "resumes", "not_samplers")
 
 
 def _replaced_and_agree(wanted: dict, seen: dict, reported: dict) -> list[str]:
@@ -221,6 +223,11 @@ def _how_they_ran(wanted: dict, seen: dict) -> list[str]:
         problems.append(f"torch.compile compiled the step {_n(built, 'time')} (dynamo's own compilation events, "
                         f"seen by the grader); the exercise allows {most}: every batch shape the loader gives it "
                         "that it has not seen is compiled again")
+    refused = set(wanted.get("not_samplers", []))
+    wrapped = sorted({loader.get("sampler") for loader in seen.get("loaders", [])} & refused)
+    if wrapped:
+        problems.append(f"a DataLoader that ran iterated a {', '.join(wrapped)} (its sampler, as built; recorded by "
+                        "the grader): the framework put its own sampler in place of yours")
     methods = set(seen.get("start_methods", []))
     allowed = wanted.get("start_methods")
     if allowed and methods - set(allowed):

@@ -84,11 +84,12 @@ def static(examined):
 
 def observed(run):
     """In the user's own run: a stream's loader delivered the same samples in the same order in two whole
-    epochs.  A shuffle of 8 samples or more repeats its order by chance once in 8! epochs at the least: a
-    count with no chance in it; a stream that does not shuffle repeats by design, which the finding says."""
+    epochs, where the stream says it shuffles (a Hugging Face IterableDataset after shuffle()).  A shuffle of
+    8 samples or more repeats its order by chance once in 8! epochs at the least: a count with no chance in
+    it.  A stream that does not shuffle repeats by design, and one that does not say is not judged."""
     epochs: dict[tuple, list] = {}
     for row in run.get("per_epoch", []):
-        if row.get("iterable") and row.get("ended") and row.get("distinct", 0) >= 8:
+        if row.get("iterable") and row.get("stream_shuffles") and row.get("ended") and row.get("distinct", 0) >= 8:
             epochs.setdefault((row["pid"], row["lid"]), []).append(row)
     for rows in epochs.values():
         repeats = [row for k, row in enumerate(rows) if any(row["order"] == e["order"] for e in rows[:k])]
@@ -97,8 +98,7 @@ def observed(run):
             return [_found("risk", "stream-set-epoch",
                            f"measured in your run: {who} stream loader ({rows[0]['workers']} workers) delivered the "
                            f"same {rows[0]['samples']} samples in the same order in {len(repeats)} of its "
-                           f"{len(rows) - 1} later epochs: if the stream is meant to shuffle, its shuffle never "
-                           "heard the epoch",
+                           f"{len(rows) - 1} later epochs: its shuffle never heard the epoch",
                            figures={"rank": rows[0].get("rank"), "epochs_repeated": len(repeats),
                                     "samples": rows[0]["samples"], "workers": rows[0]["workers"]})]
     return []
