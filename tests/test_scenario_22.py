@@ -3,15 +3,16 @@ those): datasets' own log line in the broken run, once, from worker 0; none in t
 shuffle() leaves the shard count as it was (datasets 5.2); the measured throughput follows the
 shards each worker got; and the oracle: the resharded stream with 4 workers yields the rows
 that the files yield with num_workers=0."""
+import json
 import os
+import subprocess
+import sys
 import tempfile
-from collections import Counter
 
 import pytest
 from datasets import load_dataset
-from torch.utils.data import DataLoader
 
-from conftest import load_scenario_module, scenario_report
+from conftest import REPO_ROOT, load_scenario_module, scenario_report
 
 FOLDER = "22_fewer_shards_than_workers"
 DATASETS_WARNING = "Too many dataloader workers: 4 (max is dataset.num_shards=3). Stopping 1 dataloader workers."
@@ -55,19 +56,35 @@ def test_throughput_follows_the_busiest_workers_shards(report):
     assert m["four_files_busiest_worker_samples"] == m["three_files_resharded_busiest_worker_samples"] == 60
 
 
+# Run in a process of its own: forking DataLoader workers from a pytest worker whose other tests left
+# threads behind once hung a worker in Popen._launch for good (a fresh clone's full run).
+ORACLE = """
+import json, sys, tempfile
+from collections import Counter
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+sys.path.insert(0, sys.argv[1])
+import _parquet_corpus, fixed
+with tempfile.TemporaryDirectory() as root:
+    files = _parquet_corpus.write_parquet_files(root, 3)
+    stream = load_dataset("parquet", data_files=files, split="train", streaming=True, cache_dir=root + "/cache")
+    resharded = fixed.reshard_for_workers(stream, num_workers=4)
+    serial = Counter(tuple(row.values()) for row in DataLoader(stream, batch_size=None, num_workers=0))
+    parallel = Counter(tuple(row.values()) for row in DataLoader(
+        resharded, batch_size=None, num_workers=4, multiprocessing_context="fork", timeout=60))
+print(json.dumps({"shards": resharded.num_shards, "same": parallel == serial,
+                  "ids": sorted(row[0] for row in serial)}))
+"""
+
+
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="uses fork to keep the test fast")
 def test_oracle_resharded_with_workers_yields_what_num_workers_0_yields():
-    corpus = load_scenario_module(FOLDER, "_parquet_corpus")
-    fix = load_scenario_module(FOLDER, "fixed")
-    with tempfile.TemporaryDirectory() as root:
-        files = corpus.write_parquet_files(root, 3)
-        stream = load_dataset("parquet", data_files=files, split="train", streaming=True, cache_dir=f"{root}/cache")
-        resharded = fix.reshard_for_workers(stream, num_workers=4)
-        serial = Counter(tuple(row.values()) for row in DataLoader(stream, batch_size=None, num_workers=0))
-        parallel = Counter(tuple(row.values()) for row in DataLoader(
-            resharded, batch_size=None, num_workers=4, multiprocessing_context="fork"))
-    assert resharded.num_shards == 12
-    assert parallel == serial and sorted(i for i, _, _ in serial) == list(range(240))
+    done = subprocess.run([sys.executable, "-c", ORACLE, str(REPO_ROOT / "scenarios" / FOLDER)],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["shards"] == 12
+    assert seen["same"] and seen["ids"] == list(range(240))
 
 
 def test_shuffle_keeps_the_shard_count_in_the_pinned_datasets():

@@ -734,6 +734,25 @@ def test_a_resume_is_judged_on_the_order_each_loader_asked_its_workers_for():
     assert replayed == [], "a loader that asks for the whole epoch again, in its order, resumes it (a fast-forward)"
 
 
+def test_a_resume_of_many_ranks_pairs_each_rank_with_its_own_and_skips_iterators_that_delivered_nothing():
+    from scenarios.clinic.workshop.worker_records import resume_problems
+    epochs = {0: [[0, 1], [2, 3], [4, 5], [6, 7]], 1: [[8, 9], [10, 11], [12, 13], [14, 15]]}
+    workers, loaders, tallies = [], [], []
+    for launch, (rank, order, started) in enumerate([(0, epochs[0], 0), (1, epochs[1], 0.5), (1, epochs[1][2:], 1),
+                                                     (0, epochs[0][::-1][:2], 1.5)]):
+        asked = _asking(launch, order, started)
+        for n, worker in enumerate(asked):
+            worker["pid"] = 10 * launch + n
+        dropped = [dict(w, pid=100 + 10 * launch + w["worker_id"], started=started - 0.1)
+                   for w in _asking(launch, order[:2], 0)]
+        workers += asked + (dropped if launch >= 2 else [])  # a library's iterator, made and dropped unread
+        loaders.append({"pid": launch, "rank": rank})
+        tallies.append({"pid": launch, "batches": len(order), "worker_pids": [w["pid"] for w in asked]})
+    problems = resume_problems({"resumed_order": True}, {"workers": workers, "loaders": loaders, "epochs": tallies})
+    assert len(problems) == 1 and problems[0].startswith("rank 0: "), problems  # rank 1 resumed its own order
+    assert "asked its workers for [6, 7]… as batch 2" in problems[0] and "had asked for [4, 5]" in problems[0]
+
+
 def test_busy_threads_and_pool_threads_are_read_from_each_workers_census():
     from scenarios.clinic.workshop.worker_records import thread_problems
     oversubscribed = {"workers": [{"worker_id": 0, "batches": 4, "busy_threads": 2, "pool_threads": 1,

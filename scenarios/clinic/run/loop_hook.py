@@ -110,7 +110,8 @@ def watched_iter(iterate):
             epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
             iterator._clinic_seen = Observer()
             iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
-                                      "epoch": epoch, "workers": self.num_workers}
+                                      "epoch": epoch, "workers": self.num_workers,
+                                      "worker_pids": [w.pid for w in getattr(iterator, "_workers", [])]}
             write(_tallied(iterator._clinic_tally, iterator._clinic_seen))
         except Exception:
             pass

@@ -57,7 +57,8 @@ the attempt's prints (every key a minimum):
     worker_net_kb_per_batch  bytes the workers' sockets received per batch: the remote reads are the
                           workers' (22: the images from the object store, not fetched by the training process)
     resumed_order         true: the resumed process's DataLoader asks its workers for the rest of the
-                          interrupted epoch, in the order the interrupted one asked, every sample once (24)
+                          interrupted epoch, in the order the interrupted one asked, every sample once (24;
+                          35: each rank's processes paired by the rank their loaders were built on)
     new_order_each_epoch  true: no process's DataLoader asks its workers for an earlier epoch's order again (15)
     new_stream_order_each_epoch  true: no whole epoch of a stream's loader (8 or more distinct samples) delivers
                           an earlier epoch's samples in the same order (39: the shuffle never hears set_epoch)

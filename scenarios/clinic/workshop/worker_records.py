@@ -78,42 +78,61 @@ def copy_problems(wanted: dict, seen: dict) -> list[str]:
             "N workers, N copies, however small each is"]
 
 
-def asked_orders(workers: list[dict], epochs: list[dict] | None = None) -> list[list[list[list[int]]]]:
-    """Each training process (in the order they started) and, for each of its iterators in turn, the
-    index batches its workers were asked for, in the order the sampler gave them.  With the loop's
-    `epochs` tallies: only the iterators the loop received a batch from (an iterator made and dropped
-    before the loop, whose workers were asked for their first batches all the same, is no order)."""
+def asked_orders(workers: list[dict], epochs: list[dict] | None = None) -> dict[int, list[list[list[int]]]]:
+    """Each training process (by pid, in the order they started) and, for each of its iterators in
+    turn, the index batches its workers were asked for, in the order the sampler gave them.  With the
+    loop's `epochs` tallies: only the iterators the loop received a batch from (an iterator a library
+    makes and drops before the loop, whose workers were asked for their first batches all the same,
+    is no order); each tally names its iterator's workers."""
+    delivered = {pid for e in epochs or [] if e.get("batches", 0) > 0 for pid in e.get("worker_pids", [])}
     by_parent: dict[int, list[dict]] = {}
     for worker in sorted(workers, key=lambda w: w.get("started", 0)):
         if worker.get("asked"):
             by_parent.setdefault(worker.get("ppid"), []).append(worker)
-    processes = []
-    for group in by_parent.values():
+    processes = {}
+    for ppid, group in by_parent.items():
         iterators: dict[int, list] = {}
         turn: Counter = Counter()
         for worker in group:  # the k-th worker with an id belongs to the k-th iterator
-            iterators.setdefault(turn[worker.get("worker_id")], []).extend(worker["asked"])
+            iterator = iterators.setdefault(turn[worker.get("worker_id")], [])
+            if not delivered or worker.get("pid") in delivered:
+                iterator.extend(worker["asked"])
             turn[worker.get("worker_id")] += 1
-        orders = [[indices for _, indices in sorted(asked)] for _, asked in sorted(iterators.items())]
-        if epochs is not None:
-            delivered = [e.get("batches", 0) > 0 for e in sorted(
-                (e for e in epochs if e.get("pid") == group[0].get("ppid") and e.get("workers", 0) > 0),
-                key=lambda e: (e.get("lid", 0), e.get("epoch", 0)))]
-            orders = [order for k, order in enumerate(orders) if k >= len(delivered) or delivered[k]]
-        processes.append(orders)
+        processes[ppid] = [[indices for _, indices in sorted(asked)] for _, asked in sorted(iterators.items())
+                           if asked]
     return processes
 
 
+def _pairs_by_rank(processes: dict[int, list], loaders: list[dict]) -> dict:
+    """Each rank's interrupted and resumed process (the first two of its rank to start), by the rank
+    its loaders were built on (None: a job of one process)."""
+    ranks = {loader.get("pid"): loader.get("rank") for loader in loaders if loader.get("rank") is not None}
+    by_rank: dict = {}
+    for pid, iterators in processes.items():
+        by_rank.setdefault(ranks.get(pid), []).append(iterators)
+    return by_rank
+
+
 def resume_problems(wanted: dict, seen: dict) -> list[str]:
-    """`resumed_order`: the resumed process's first iterator asks for the rest of the interrupted
-    epoch, in its order; with the batches the interrupted one had asked for before, every sample once."""
+    """`resumed_order`: on each rank, the resumed process's first iterator asks for the rest of the
+    interrupted epoch, in its order; with the batches the interrupted one had asked for before, every
+    sample of the epoch once (35: two launches of two ranks, each rank paired with its own)."""
     if not wanted.get("resumed_order"):
         return []
-    processes = asked_orders(seen.get("workers", []), seen.get("epochs", []))
-    if len(processes) < 2 or not processes[0] or not processes[1]:
-        return [f"the grader saw the DataLoader's order in {len(processes)} training process(es); the exercise "
-                "needs the interrupted one and the resumed one, each with DataLoader workers"]
-    full, cut, resumed = processes[0][0], processes[0][-1], processes[1][0]
+    by_rank = _pairs_by_rank(asked_orders(seen.get("workers", []), seen.get("epochs", [])), seen.get("loaders", []))
+    problems = []
+    for rank, processes in sorted(by_rank.items(), key=lambda item: str(item[0])):
+        if len(processes) < 2 or not processes[0] or not processes[1]:
+            return [f"the grader saw the DataLoader's order in {len(processes)} training process(es)"
+                    f"{'' if rank is None else f' of rank {rank}'}; the exercise needs the interrupted one and "
+                    "the resumed one, each with DataLoader workers"]
+        said = _one_resume(processes[0], processes[1][0])
+        problems += [s if rank is None else f"rank {rank}: {s}" for s in said]
+    return problems
+
+
+def _one_resume(interrupted: list, resumed: list) -> list[str]:
+    full, cut = interrupted[0], interrupted[-1]
     skipped = len(full) - len(resumed)
     problems = []
     differ = [p for p in range(len(resumed)) if 0 <= skipped + p < len(cut) and resumed[p] != cut[skipped + p]]
@@ -123,11 +142,11 @@ def resume_problems(wanted: dict, seen: dict) -> list[str]:
         problems.append(f"the resumed job's DataLoader asked its workers for {resumed[p][:4]}… as batch {skipped + p} "
                         f"of the epoch; the interrupted one had asked for {was}… there: the loader started a new "
                         "order (its own record, read by the grader, whatever the loop trained on)")
+    # how many distinct samples an epoch holds, not which: a rank's share of an epoch changes each epoch
     counts = Counter(i for batch in cut[:max(skipped, 0)] + resumed for i in batch)
-    expected = Counter(i for batch in full for i in batch)
-    twice, never = sum(n - 1 for n in counts.values() if n > 1), len(set(expected) - set(counts))
-    if twice or never:
-        problems.append(f"across the interruption the DataLoaders asked for {twice} samples twice and {never} "
+    twice, never = sum(n - 1 for n in counts.values() if n > 1), len({i for b in full for i in b}) - len(counts)
+    if twice or never > 0:
+        problems.append(f"across the interruption the DataLoaders asked for {twice} samples twice and {max(never, 0)} "
                         "never in the resumed epoch (the interrupted job's batches before the checkpoint, then "
                         "the resumed job's)")
     return problems
@@ -139,7 +158,7 @@ def order_problems(wanted: dict, seen: dict) -> list[str]:
     if not wanted.get("new_order_each_epoch"):
         return []
     repeated = sum(len(iterators) - len({repr(order) for order in iterators})
-                   for iterators in asked_orders(seen.get("workers", [])))
+                   for iterators in asked_orders(seen.get("workers", [])).values())
     if not repeated:
         return []
     return [f"{repeated} epoch(s) asked the DataLoader workers for the same order as an earlier epoch of the same "
