@@ -33,6 +33,7 @@ def script(number: str, variant: str) -> str:
     pytest.param("14", "persistent-epoch-state", marks=FULL),        # the workers' copies of the dataset
     pytest.param("34", "shape-recompiles", marks=FULL),              # dynamo's compilations, the batches' shapes
     pytest.param("15", "distributed-set-epoch", marks=FULL),         # each epoch's order
+    pytest.param("32", "state-after-iter", marks=FULL),             # a loaded state, and the iterator that went on
     pytest.param("21", "threads-per-worker", marks=FULL),            # each worker's busy threads
     pytest.param("01", "hang", marks=FULL),                          # the stacks of a run that stalled
 ])
@@ -46,6 +47,14 @@ def test_a_broken_run_is_named_by_what_it_did_and_its_fixed_twin_is_quiet(number
         assert finding["evidence"].startswith("measured in your run: ") and finding["figures"]
     assert report["schema"] == 2
     status, report, _ = doctor_on(sys.executable, script(number, "fixed"))
+    assert status == 0 and report["findings"] == [], report
+
+
+@FULL
+def test_a_stateful_loaders_batch_is_counted_once():
+    # torchdata's iterator's __next__ calls torch's, and the observer watches both: counted twice, a
+    # 2-rank stream resumed twice (36's fixed) read as each worker yielding every record (13)
+    status, report, _ = doctor_on(sys.executable, script("36", "fixed"))
     assert status == 0 and report["findings"] == [], report
 
 

@@ -653,6 +653,15 @@ def _records(tmp_path, *records):
     return summary(path)
 
 
+def test_a_state_loaded_after_the_loops_iterator_was_taken_is_unused_while_that_iterator_goes_on(tmp_path):
+    batch = {"k": "batch", "pid": 1, "lid": 1, "workers": 2}
+    records = [{"k": "loader", "pid": 1, "lid": 1, "rank": 1}, dict(batch, epoch=1),
+               {"k": "state_loaded", "pid": 1, "lid": 1, "iterators": 1}, dict(batch, epoch=1), dict(batch, epoch=1)]
+    assert _records(tmp_path, *records)["unused_states"] == [{"pid": 1, "lid": 1, "batches": 2, "rank": 1}]
+    taken = records[:3] + [{"k": "resumed", "pid": 1, "lid": 1, "at": 6}, dict(batch, epoch=2)]
+    assert _records(tmp_path, *taken)["unused_states"] == [], "the next iter() took the state"
+
+
 def test_samples_are_counted_as_delivered_whatever_the_loop_drops(tmp_path):
     batch = {"k": "batch", "pid": 1, "lid": 1, "epoch": 1, "workers": 2}
     seen = _records(tmp_path, dict(batch, fp=["a", "b"]), dict(batch, fp=["a", "c"]),

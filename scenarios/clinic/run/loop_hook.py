@@ -119,6 +119,21 @@ def watched_iter(iterate):
     return __iter__
 
 
+def watched_load(load):
+    """A state loaded into a StatefulDataLoader, kept for its next iter(): how many iterators the loader
+    had made by then.  An older one goes on from where it was (32: the loop's iterator taken first)."""
+    @functools.wraps(load)
+    def load_state_dict(self, state_dict, *args, **kwargs):
+        try:
+            if state_dict:
+                write({"k": "state_loaded", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
+                       "iterators": getattr(self, "_clinic_epochs", 0)})
+        except Exception:
+            pass
+        return load(self, state_dict, *args, **kwargs)
+    return load_state_dict
+
+
 def _resumed_at(state: dict) -> int:
     """The batch a loaded torchdata state resumes at: its snapshot's step and the steps since, with workers;
     its count of batches yielded, without."""
@@ -144,9 +159,11 @@ def watched_next(step):
     @functools.wraps(step)
     def __next__(self):
         seen = getattr(self, "_clinic_seen", None)
-        if seen is None:
+        # torchdata's iterator's __next__ calls torch's, both watched: the outer call counts the batch once
+        if seen is None or self.__dict__.get("_clinic_in_next"):
             return step(self)
         called = time.monotonic()
+        self._clinic_in_next = True
         try:
             return seen.deliver(self, lambda: step(self), lambda batch, delivery: _delivered(self, batch, delivery))
         except StopIteration:
@@ -155,6 +172,8 @@ def watched_next(step):
         except Exception as error:
             _raised(self, error, time.monotonic() - called)
             raise
+        finally:
+            self._clinic_in_next = False
     return __next__
 
 

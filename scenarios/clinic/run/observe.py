@@ -169,6 +169,7 @@ def _patch(module) -> None:
         _hook(owner, "_worker_loop", loop)
     for owner, attribute, watch in ((loader_class, "__init__", loop_hook.watched_init),
                                     (loader_class, "__iter__", loop_hook.watched_iter),
+                                    (loader_class, "load_state_dict", loop_hook.watched_load),
                                     (iterator_class, "__next__", loop_hook.watched_next)):
         if attribute in owner.__dict__:
             _hook(owner, attribute, watch(owner.__dict__[attribute]))

@@ -5,8 +5,8 @@ loader and epoch in the training process), `batch` (each batch the training loop
 samples' fingerprints, the training process's dataset state, /dev/shm's use), `worker` (a running
 tally per DataLoader worker), `made` (each batch a worker handed over: its random states and its
 copy of the dataset's state), `raised` (a loader's next() that raised), `resumed` (an iterator made
-from a loaded state), `compiled_call` and `ddp` (the training step: step_hooks.py).  A torn or
-foreign line is skipped.
+from a loaded state), `state_loaded` (a StatefulDataLoader's load_state_dict), `compiled_call` and
+`ddp` (the training step: step_hooks.py).  A torn or foreign line is skipped.
 """
 from __future__ import annotations
 
@@ -128,12 +128,28 @@ def steps(loaders: dict, batches: list[dict], stepped: dict[str, list[dict]]) ->
                         for pid in {pid for pid, _ in loaders}}}
 
 
+def unused_states(records: list[dict], loaders: dict) -> list[dict]:
+    """States loaded into a StatefulDataLoader that the loop never resumed from: after the load, it
+    received batches from an iterator of that loader made before it (32: iter() taken first)."""
+    loaded: dict[tuple, int] = {}
+    unused: Counter = Counter()
+    for record in records:
+        key = (record.get("pid"), record.get("lid"))
+        if record["k"] == "state_loaded":
+            loaded[key] = record.get("iterators", 0)
+        elif record["k"] == "batch" and key in loaded and record.get("epoch", 0) <= loaded[key]:
+            unused[key] += 1
+    return [{"pid": pid, "lid": lid, "batches": n, "rank": loaders.get((pid, lid), {}).get("rank")}
+            for (pid, lid), n in sorted(unused.items(), key=lambda item: str(item[0]))]
+
+
 def summary(path) -> dict:
     """What the hook recorded: the last record of each loader, epoch and worker, with totals."""
     loaders, epochs, workers, batches, made, compiles = {}, {}, {}, [], [], 0
     stepped: dict[str, list[dict]] = {"compiled_call": [], "ddp": [], "raised": [], "resumed": []}
     replaced: dict[str, set] = {"replaced": set(), "unhooked": set()}
-    for record in _records(path):
+    records = _records(path)
+    for record in records:
         kind = record["k"]
         if kind == "loader":
             loaders[(record.get("pid"), record.get("lid"))] = record
@@ -160,7 +176,7 @@ def summary(path) -> dict:
             "compiles": compiles,
             "batch_shapes": len({str(b.get("shape")) for b in batches if b.get("shape")}),
             **{kind: sorted(names) for kind, names in replaced.items()}, **steps(loaders, batches, stepped),
-            "per_epoch": per_epoch(loaders, epochs, batches)}
+            "per_epoch": per_epoch(loaders, epochs, batches), "unused_states": unused_states(records, loaders)}
 
 
 def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dict:

@@ -1,6 +1,11 @@
 """32 · a StatefulDataLoader's state that cannot resume it: loaded after iter(), or saved with another num_workers."""
+from scenarios.clinic.doctor.findings import finder
+
 SCENARIO = "32"
 FIXES = {
+    "state-after-iter": "load the state before the loop takes its iterator: loader.load_state_dict(state), then "
+                        "iter(loader) or `for batch in loader` (scenario 32's fixed.py); a state loaded later waits "
+                        "for the next iter()",
     "state-other-workers": "resume with the num_workers the state was saved with (torchdata 0.11.0 asserts it); "
                            "under accelerate with num_workers > 0, an accelerate with its PR #3931; then "
                            "load_state_dict() before the first iter(loader) (scenario 32's fixed.py)",
@@ -20,4 +25,24 @@ ERRORS = [(r"assert self\._num_workers == state_dict\[self\._NUM_WORKERS\]", "st
 HEALTHY = ("error texts only, no rule on a loader: a state loaded after iter() leaves the loader looking as one "
            "loaded before it (its _iterator None, the state kept for the next iter()), so nothing examined can tell "
            "them apart; the texts are torchdata's own and printed only by a StatefulDataLoader given a state of "
-           "another num_workers")
+           "another num_workers. In your run (doctor -- COMMAND): batches the loop received, after a state was loaded "
+           "into a StatefulDataLoader, from an iterator of it made before the load: no chance in it, a healthy loop "
+           "takes its iterator after the load or never loads one")
+
+_found = finder(SCENARIO, FIXES)
+
+
+def observed(run):
+    """In the user's own run: a state loaded into a StatefulDataLoader whose loop kept the iterator it had
+    taken before: the state waits for the next iter(), and this epoch goes on from where that iterator was."""
+    unused = run.get("unused_states") or []
+    if not unused:
+        return []
+    first = unused[0]
+    rank = "" if first.get("rank") is None else f" on rank {first['rank']}"
+    return [_found("risk", "state-after-iter",
+                   f"measured in your run: load_state_dict() was called on a StatefulDataLoader{rank} after its "
+                   f"iterator was taken, and the loop received {first['batches']} more batches from that iterator: "
+                   "the loaded state was never used (it waits for the next iter()), so the resumed epoch went on "
+                   "from the old iterator's position, not the checkpoint's",
+                   figures={"batches": first["batches"], "loaders": len(unused)})]
