@@ -662,6 +662,13 @@ def test_a_state_loaded_after_the_loops_iterator_was_taken_is_unused_while_that_
     assert _records(tmp_path, *taken)["unused_states"] == [], "the next iter() took the state"
 
 
+def test_a_saved_state_is_miscounted_where_its_count_is_not_the_loops_position(tmp_path):
+    loader = {"k": "loader", "pid": 1, "lid": 1, "rank": 0}
+    saved = {"k": "state_saved", "pid": 1, "lid": 1, "epoch": 1}
+    seen = _records(tmp_path, loader, dict(saved, says=9, received=9), dict(saved, says=15, received=9))
+    assert seen["miscounted_states"] == [{"pid": 1, "lid": 1, "epoch": 1, "says": 15, "received": 9, "rank": 0}]
+
+
 def test_samples_are_counted_as_delivered_whatever_the_loop_drops(tmp_path):
     batch = {"k": "batch", "pid": 1, "lid": 1, "epoch": 1, "workers": 2}
     seen = _records(tmp_path, dict(batch, fp=["a", "b"]), dict(batch, fp=["a", "c"]),

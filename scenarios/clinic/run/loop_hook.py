@@ -108,6 +108,7 @@ def watched_iter(iterate):
                 write({"k": "resumed", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
                        "at": _resumed_at(state)})
             epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
+            object.__setattr__(self, "_clinic_reading", (_resumed_at(state) if state else 0, iterator))
             iterator._clinic_seen = Observer()
             iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
                                       "epoch": epoch, "workers": self.num_workers,
@@ -132,6 +133,24 @@ def watched_load(load):
             pass
         return load(self, state_dict, *args, **kwargs)
     return load_state_dict
+
+
+def watched_state(save):
+    """A StatefulDataLoader's state as saved, beside where the loop is in the iterator it reads: the batch
+    that iterator resumed at and the batches received since (36: a count that runs ahead of the loop)."""
+    @functools.wraps(save)
+    def state_dict(self, *args, **kwargs):
+        state = save(self, *args, **kwargs)
+        try:
+            offset, iterator = getattr(self, "_clinic_reading", (0, None))
+            tally = getattr(iterator, "_clinic_tally", None)
+            if tally is not None and isinstance(state, dict):
+                write({"k": "state_saved", "pid": os.getpid(), "lid": tally["lid"], "epoch": tally["epoch"],
+                       "says": _resumed_at(state), "received": offset + tally.get("batches", 0)})
+        except Exception:
+            pass
+        return state
+    return state_dict
 
 
 def _resumed_at(state: dict) -> int:

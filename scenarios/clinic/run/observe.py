@@ -170,6 +170,7 @@ def _patch(module) -> None:
     for owner, attribute, watch in ((loader_class, "__init__", loop_hook.watched_init),
                                     (loader_class, "__iter__", loop_hook.watched_iter),
                                     (loader_class, "load_state_dict", loop_hook.watched_load),
+                                    (loader_class, "state_dict", loop_hook.watched_state),
                                     (iterator_class, "__next__", loop_hook.watched_next)):
         if attribute in owner.__dict__:
             _hook(owner, attribute, watch(owner.__dict__[attribute]))

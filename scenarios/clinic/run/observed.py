@@ -146,7 +146,7 @@ def unused_states(records: list[dict], loaders: dict) -> list[dict]:
 def summary(path) -> dict:
     """What the hook recorded: the last record of each loader, epoch and worker, with totals."""
     loaders, epochs, workers, batches, made, compiles = {}, {}, {}, [], [], 0
-    stepped: dict[str, list[dict]] = {"compiled_call": [], "ddp": [], "raised": [], "resumed": []}
+    stepped: dict[str, list[dict]] = {"compiled_call": [], "ddp": [], "raised": [], "resumed": [], "state_saved": []}
     replaced: dict[str, set] = {"replaced": set(), "unhooked": set()}
     records = _records(path)
     for record in records:
@@ -176,7 +176,10 @@ def summary(path) -> dict:
             "compiles": compiles,
             "batch_shapes": len({str(b.get("shape")) for b in batches if b.get("shape")}),
             **{kind: sorted(names) for kind, names in replaced.items()}, **steps(loaders, batches, stepped),
-            "per_epoch": per_epoch(loaders, epochs, batches), "unused_states": unused_states(records, loaders)}
+            "per_epoch": per_epoch(loaders, epochs, batches), "unused_states": unused_states(records, loaders),
+            "miscounted_states": [{**{key: r.get(key) for key in ("pid", "lid", "epoch", "says", "received")},
+                                   "rank": loaders.get((r.get("pid"), r.get("lid")), {}).get("rank")}
+                                  for r in stepped["state_saved"] if r.get("says") != r.get("received")]}
 
 
 def _totals(loaders: list[dict], epochs: list[dict], workers: list[dict]) -> dict:
