@@ -86,8 +86,107 @@ def test_a_low_gpu_figure_with_words_about_waiting_for_data():
     assert levels("GPU at 97%, waiting for data is no issue\n") == []          # busy
 
 
+def _lines(line: str, n: int = 3) -> str:
+    return "".join(line.format(i=i * 50) + "\n" for i in range(1, n + 1))
+
+
+MMCV = "Epoch [1][{i}/7330]\tlr: 2.000e-02, eta: 20:01:13, time: 0.455, data_time: 0.412, memory: 3011, loss: 1.20"
+OWN_LOOP = "step {i}: data: 410ms iter: 455ms loss 0.93"
+
+
+def test_data_time_most_of_the_step_in_mmcv_detectron2_timm_and_a_loops_own_words():
+    timm = "Train: 0 [ {i}/1251 ( 4%)]  Loss: 6.91 (6.93)  Time: 0.455s,  562.41/s  (0.451s,  567.10/s)  Data: 0.412"
+    detectron2 = "d2.utils.events]:  eta: 1:02:11  iter: {i}  total_loss: 2.1  time: 0.4550  data_time: 0.4120"
+    for log in map(_lines, (MMCV, timm, detectron2, OWN_LOOP)):
+        assert levels(log) == [("07", "possible")] and asks_with_a_command(log), log
+        assert levels(log.replace("0.412", "0.012").replace("410ms", "12ms")) == [], log   # a small share: healthy
+    one = "Epoch: [0][400/5005]  data_time: 0.412 (0.398)  time: 0.455\n"       # its running average says so too
+    assert levels(one) == [("07", "possible")]
+    assert levels("Epoch: [0][0/5005]  data_time: 10.40 (10.40)  time: 10.45 (10.45)\n") == []   # a run's first
+    assert levels(_lines("epoch {i}  data: 50000 samples  time: 3600s")) == []  # no data time: more than the step
+
+
+def test_waits_that_come_in_bursts_add_up_to_most_of_the_time():
+    times = ["time: 0.51  data_time: 0.01"] * 2 + ["time: 9.80  data_time: 9.31"] + ["time: 0.49  data_time: 0.02"] * 2
+    bursts = "".join(f"it {i}  {t}\n" for i, t in enumerate(times))
+    assert levels(bursts) == [("07", "possible")] and "9.31 s at once" in explain_text(bursts)[0].evidence
+    first = "".join(f"it {i}  {t}\n" for i, t in enumerate([times[2]] + times[:2] + times[3:]))
+    assert levels(first) == []                                        # the paste's first: the workers' start
+    epoch = "".join(f"[{e}][{i}/900]  Time {s} ({a})  Data {d} ({b})\n" for e, i, s, a, d, b in
+                    ((0, 100, 0.5, 0.6, 0.01, 0.1), (1, 0, 9.8, 9.8, 9.3, 9.3), (1, 10, 0.5, 1.3, 0.01, 0.9),
+                     (1, 20, 0.5, 0.9, 0.02, 0.5), (1, 30, 0.5, 0.8, 0.01, 0.3)))
+    assert levels(epoch) == []                                        # an epoch's first: its average is its value
+    assert levels(epoch.replace("Data 9.3 (9.3)", "Data 9.3 (4.1)")) == [("07", "possible")]   # mid-epoch: a wait
+
+
+def test_a_next_batch_told_to_take_seconds():
+    for text in ("each next() on the dataloader takes 10~20s\n", "batches take a very long time to load\n",
+                 "GPU utilisation is low (~5%) and batches arrive in bursts, loading is very slow\n"):
+        assert levels(text)[0][0] in ("07", "28") and asks_with_a_command(text), text
+    assert levels("each next() on the dataloader takes 0.02s\n") == []
+    assert levels("next() takes a long time and then it hangs forever\n") == []     # stopped: a hang's lesson
+
+
+def test_the_share_of_the_step_told_in_words():
+    assert levels("Data loading took 80% of the step\n") == [("07", "possible")]
+    assert asks_with_a_command("I profiled it: 85 % of the time is spent waiting for data.\n")
+    assert levels("Data loading took 5% of the step\n") == []
+    assert levels("Data loading is not the bottleneck: 90% of the time is spent in backward\n") == []
+
+
+def test_what_the_text_shows_of_workers_and_storage_decides_between_07_and_28():
+    assert levels("num_workers: 0\n" + _lines(MMCV)) == [("28", "likely")]
+    assert levels("num_workers: 0, images read from an S3 bucket\n" + _lines(MMCV)) == [("07", "likely")]
+    assert levels("images read from an NFS share\n" + _lines(MMCV)) == [("07", "possible")]
+    few = explain_text("DataLoader(train_set, batch_size=64, num_workers=4)\n" + _lines(MMCV))
+    assert [(f.scenario, f.level) for f in few] == [("07", "possible")] and "num_workers=4" in few[0].evidence
+    advice = "Rerunning with num_workers=0 may give better error trace.\n"   # PyTorch's own words: no setting
+    assert ("07", "possible") in levels(advice + _lines(MMCV))
+    told = "GPU utilisation is at 0% most of the time, waiting for data"
+    for extra in ("", "num_workers=0", "num_workers=8", "reading from a remote bucket"):
+        for text in (_lines(MMCV), _lines(OWN_LOOP), told, PROFILE, PROFILE.replace("_SingleP", "_MultiP")):
+            found = [f.scenario for f in explain_text(f"{extra}\n{text}")]
+            assert found in (["07"], ["28"]), (extra, text)               # one lesson, never both
+
+
+PY_SPY_TOP = """\
+  %Own   %Total  OwnTime  TotalTime  Function (filename)
+  3.00%  83.00%    1.21s    33.80s   __next__ (torch/utils/data/dataloader.py:733)
+ 12.00%  14.00%    4.90s     5.70s   forward (model.py:41)
+"""
+LIGHTNING = """\
+|  Action                                    \t|  Mean duration (s)\t|  Num calls\t|  Total time (s)\t|  Percentage %\t|
+|  Total                                     \t|  -              \t|  2411     \t|  500.12   \t|  100 %    \t|
+|  [_TrainingEpochLoop].train_dataloader_next\t|  0.41           \t|  1000     \t|  410.3    \t|  82.04    \t|
+|  run_training_batch                        \t|  0.07           \t|  1000     \t|  70.1     \t|  14.02    \t|
+"""
+
+
+def test_other_profilers_rows_for_the_loaders_next():
+    for text, share in ((PY_SPY_TOP, "83%"), (LIGHTNING, "82%"),
+                        ("the profiler puts 88% of the time in _SingleProcessDataLoaderIter.__next__\n", "88%"),
+                        ("DataLoader.__next__   71.3%\ntrain_step   25.0%\n", "71%")):
+        assert levels(text)[0][0] in ("07", "28") and share in explain_text(text)[0].evidence, text
+    assert levels(PY_SPY_TOP.replace("83.00%", "9.00%")) == []
+    assert levels(LIGHTNING.replace("82.04", "2.04")) == []
+    assert levels("Validation DataLoader 0: 100%|##########| 50/50 [00:01<00:00, 30.1it/s]\n") == []
+
+
+def test_a_gpu_told_idle_between_steps_or_starving():
+    for text in ("GPU util at 0% most of the time\n", "GPU usage ~30% and drops to 0 every few seconds\n",
+                 "The GPU is starving, the epoch takes an hour\n"):
+        assert levels(text) == [("28", "possible")] and asks_with_a_command(text), text
+    assert levels("GPU usage ~30% and drops to 0; the dataset is on a network drive\n") == [("07", "possible")]
+    assert levels("GPU utilisation is 0%. Is the model on the CPU?\n") == []          # no idling told, no data
+    assert levels("GPU memory usage 30%, it drops to 0 after each epoch\n") == []     # the memory's figure
+    assert levels("Training hangs at epoch 3, GPU util drops to 0 and stays\n") == []  # stopped, not waiting
+    assert levels("The GPU is not waiting for data.\n") == []
+
+
 def test_printed_values_are_never_certain_and_a_text_with_repeats_is_never_healthy():
-    for text in (_rank_ids(), PROFILE, "0.35 0.35 0.35 0.35 0.35 0.35\n"):
+    for text in (_rank_ids(), PROFILE, "0.35 0.35 0.35 0.35 0.35 0.35\n", _lines(MMCV), _lines(OWN_LOOP),
+                 "Data loading took 80% of the step\n", PY_SPY_TOP, LIGHTNING, "GPU is starving\n",
+                 "num_workers=0\n" + _lines(MMCV)):
         assert explain_text(text) and all(f.level in ("likely", "possible") for f in explain_text(text))
 
 

@@ -15,8 +15,18 @@ from scenarios.clinic.doctor.checks import CHECKS, CONTRACT, contract_problems, 
 from scenarios.clinic.skeleton import MARK, unwritten
 
 SCENARIO_FOLDERS = sorted(p.name for p in (REPO_ROOT / "scenarios").glob("[0-9][0-9]_*") if p.is_dir())
-# The lab kit: every module at the top of scenarios/ (scenarios/MAP.md names each, test below).
-LAB_KIT = {f"scenarios.{p.stem}" for p in (REPO_ROOT / "scenarios").glob("*.py") if not p.stem.startswith("__")}
+
+
+def _lab_kit(top: Path) -> set[str]:
+    """Every module at the top of scenarios/, and every package there but the engine, with its modules
+    (scenarios/MAP.md names each, test below)."""
+    modules = [p for p in top.glob("*.py") if not p.stem.startswith("__")]
+    packages = [face.parent for face in top.glob("*/__init__.py") if face.parent.name != "clinic"]
+    modules += [p for package in packages for p in package.glob("*.py")]
+    return {".".join(p.relative_to(top.parent).with_suffix("").parts).removesuffix(".__init__") for p in modules}
+
+
+LAB_KIT = _lab_kit(REPO_ROOT / "scenarios")
 
 
 def _imports(path: Path) -> set[str]:
@@ -39,7 +49,9 @@ def test_scenario_scripts_import_no_engine(folder):
 def test_the_map_names_every_module_of_the_lab_kit():
     row = next(line for line in (REPO_ROOT / "scenarios" / "MAP.md").read_text().splitlines()
                if line.startswith("| **the lab kit**"))
-    named = {f"scenarios.{name}" for name in re.findall(r"`(?:scenarios/)?(\w+)\.py`", row)}
+    # a module `host.py`; a package `instruments/` and each of its modules, `instruments/memory.py`
+    names = re.findall(r"`(?:scenarios/)?(\w+(?:/\w+)*)(?:\.py|/)`", row)
+    named = {"scenarios." + name.replace("/", ".") for name in names}
     assert named == LAB_KIT, \
         f"scenarios/MAP.md's lab kit row lacks {sorted(LAB_KIT - named)}, names {sorted(named - LAB_KIT)}"
 
@@ -191,7 +203,7 @@ def test_readme_names_its_check_and_the_entry_points_it_has(folder):
 # package faces are lazy, and no two engine modules import each other, even inside a function.
 ENGINE = REPO_ROOT / "scenarios" / "clinic"
 SHARED_READERS = {f"scenarios.clinic.doctor.{name}" for name in
-                  ("findings", "evidence", "holdings", "setup", "job", "stacks", "events", "printed")}
+                  ("findings", "evidence", "holdings", "setup", "job", "stacks", "events", "printed", "waits")}
 SHARED_READERS |= {"scenarios.clinic.paths"}
 
 

@@ -40,7 +40,9 @@ def accepted(folder: pathlib.Path) -> tuple[set[str], dict[str, list[set[str]]]]
     """(printed-output logs, {file: other right answers}) from the folder's ACCEPT.json, where it has one."""
     path = folder / "ACCEPT.json"
     data = json.loads(path.read_text()) if path.exists() else {}
-    return set(data.get("printed", ())), {k: [set(a) for a in v] for k, v in data.get("accept", {}).items()}
+    # an answer is a list of scenarios, or one scenario written as a string ("07", not the set {"0", "7"})
+    return set(data.get("printed", ())), {k: [{a} if isinstance(a, str) else set(a) for a in v]
+                                          for k, v in data.get("accept", {}).items()}
 
 
 def judge_printed(text: str, answers: list[set[str]]) -> str:
@@ -48,6 +50,9 @@ def judge_printed(text: str, answers: list[set[str]]) -> str:
     findings = [f for f in explain_text(text) if f.level in ("likely", "possible")]
     if not findings:
         return "printed silent"
+    # a label NN? (the text cannot decide; the thread found NN) is right where a printed log's finding, never
+    # firmer than likely, names NN
+    answers = [{label.rstrip("?") for label in a} for a in answers]
     return "printed right" if any(right(findings[0].scenario, a) for a in answers) else "printed wrong"
 
 

@@ -5,7 +5,7 @@ A check module owns everything about its scenario's diagnosis, through the names
 no others (its helpers are private, `_name`; test_layout fails a public name outside it, so a
 misspelt hook is an error, not a check that never runs).  What a check needs is handed to it or
 read through the doctor's small shared readers (findings, evidence, holdings, setup, job, stacks, printed,
-events), the lab kit and fixes/; it imports no other check and no part of the engine that runs it
+waits, events), the lab kit and fixes/; it imports no other check and no part of the engine that runs it
 (engine, probe, running, commands, explain, orphans, machine, loading).
 
 Importing this package loads no check: `CHECKS` imports them all the first time it is asked for.

@@ -1,7 +1,5 @@
 """07 · how many workers: loading that waits, workers beyond the cores, workers slower than none."""
-import statistics
-
-from scenarios.clinic.doctor import events, printed
+from scenarios.clinic.doctor import events, waits
 from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.job import idle_workers, stuck_workers, waits_for_data
 from scenarios.instruments import BUSY_SHARE
@@ -99,19 +97,18 @@ _SHARE = 0.5   # of the step or the profiled time: the loop waited for its batch
 
 
 def pasted(lines, raw):
-    """A data time that is most of the step in three or more printed lines; a profile whose time is mostly a
-    multi-process loader's __next__; a GPU low with words about waiting on a slow store.  Each shows that the
-    step waits for its batches, not why: possible, with the question that decides between 07 and 28."""
-    shares, profiled, waiting = printed.data_time_shares(lines), printed.profiler_share(lines), \
-        printed.gpu_waiting(lines)
-    why = "the step waits for its batches; " + printed.WAITS_QUESTION
-    if len(shares) >= 3 and statistics.median(shares) >= _SHARE:
-        return [_read("possible", "loading-waits", f"the data time is {statistics.median(shares):.0%} of the step "
-                      f"(median of {len(shares)} lines)", why)]
-    if profiled and profiled[0] >= _SHARE and profiled[2] != "_SingleProcess":
-        return [_read("possible", "loading-waits", f"{profiled[0]:.0%} of the profiled time is the loader's "
-                      f"__next__: {profiled[1]}", why)]
-    if waiting and waiting[2]:
-        return [_read("possible", "loading-waits", f"the GPU at {waiting[0]:g} %, with words about waiting for "
-                      f"data: {waiting[1]}", "is it the loader the GPU waits for? " + printed.WAITS_QUESTION)]
-    return []
+    """A loop that waits for its batches (waits.loop_waits: a profile, printed data times, a wait told in words,
+    a GPU told idle): 07's where the text speaks of a slow store, and where it cannot tell.  *likely* where the
+    text also shows the loader has no workers, so that each read waits in turn; *possible* otherwise, with the
+    question that decides between 07 and 28."""
+    wait = waits.loop_waits(lines, _SHARE)
+    # 28's, as its own rule says: no store named, and num_workers=0 shown or only a GPU told idle (its symptom).
+    if wait is None or (not wait.storage and (wait.no_workers or wait.kind == "gpu")):
+        return []
+    if wait.kind != "gpu" and wait.no_workers:
+        return [_read("likely", "loading-waits", wait.evidence, "the loader has no workers and the text speaks of a "
+                      "slow store: each sample's read waits in the training process, one after another, while "
+                      "workers would keep reads in flight as the step runs")]
+    shown = f"the text shows num_workers={', '.join(map(str, sorted(wait.workers)))}; " if wait.workers else ""
+    opening = "is it the loader the GPU waits for? " if wait.kind == "gpu" else "the step waits for its batches; "
+    return [_read("possible", "loading-waits", wait.evidence, shown + opening + waits.WAITS_QUESTION)]

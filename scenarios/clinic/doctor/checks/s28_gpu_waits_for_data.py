@@ -2,7 +2,7 @@
 import re
 import sys
 
-from scenarios.clinic.doctor import printed
+from scenarios.clinic.doctor import waits
 from scenarios.clinic.doctor.findings import finder, text_finder
 
 SCENARIO = "28"
@@ -13,7 +13,7 @@ FIXES = {
 # How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = "read from the setup, no chance in it: {loaders}"
 _found = finder(SCENARIO, FIXES)
-_PROFILED_SHARE = 0.5   # of the profiled time: the loop waited for its batches more than it did anything else
+_SHARE = 0.5   # of the step or the profiled time: the loop waited for its batches more than it did anything else
 
 
 def static(examined):
@@ -37,23 +37,27 @@ _read = text_finder(SCENARIO, FIXES, __doc__)
 
 
 def pasted(lines, raw):
-    """A profile whose time is mostly a single-process loader's __next__ (the loop builds each batch itself and
-    waits for it, whatever the loading does); a GPU low with words about waiting for data and none about a slow
-    store; Lightning's few-workers warning."""
-    found = printed.profiler_share(lines)
-    if found and found[0] >= _PROFILED_SHARE and found[2] == "_SingleProcess":
-        share, row, _ = found
-        return [_read("likely", "gpu-waits-for-data", f"{share:.0%} of the profiled time is the loader's __next__: "
-                      f"{row}", "the loop builds each batch itself (num_workers=0) and waits for it: workers would "
-                      "build the next while the step runs, whatever the loading does (reads from a remote store, 07, "
-                      "need them too)")]
-    waiting = printed.gpu_waiting(lines)
-    if waiting and not waiting[2]:
-        return [_read("possible", "gpu-waits-for-data", f"the GPU at {waiting[0]:g} %, with words about waiting for "
-                      f"data: {waiting[1]}", "is it the loader the GPU waits for? " + printed.WAITS_QUESTION)]
+    """A loop that waits for its batches (waits.loop_waits) where the text speaks of no slow store and shows
+    num_workers=0 (the single-process iterator profiled, or the setting printed: *likely*), or shows only a GPU's
+    low figure told with words about waiting (28's own symptom: *possible*, with the question); 07 takes the rest.
+    Lightning's few-workers warning, where nothing shows a wait."""
+    wait = waits.loop_waits(lines, _SHARE)
+    if wait is not None:
+        return [_waits(wait)] if not wait.storage and (wait.no_workers or wait.kind == "gpu") else []
     line = next((line for line in lines if _LIGHTNING_FEW_WORKERS.search(line)), None)
     if line is None:
         return []
     return [_read("possible", "gpu-waits-for-data", line.strip()[:200],
                   "Lightning warns whenever num_workers is below the cores, a bottleneck or not; does the step "
                   "wait for data (the data time against the step's, or the GPU's use)?")]
+
+
+def _waits(wait):
+    if wait.kind != "gpu" and wait.no_workers:
+        shown = "the profiled iterator is the single-process one" if wait.single_process else "num_workers=0"
+        return _read("likely", "gpu-waits-for-data", wait.evidence, f"{shown}: the loop builds each batch itself and "
+                     "waits for it; workers would build the next while the step runs, whatever the loading does "
+                     "(reads from a remote store, 07, need them too)")
+    shown = "num_workers=0 in the text; " if wait.no_workers else ""
+    return _read("possible", "gpu-waits-for-data", wait.evidence,
+                 shown + "is it the loader the GPU waits for? " + waits.WAITS_QUESTION)
