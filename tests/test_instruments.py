@@ -1,4 +1,4 @@
-"""scenarios/instruments.py: the measuring instruments the scripts and the runner share."""
+"""scenarios/instruments/: the measuring instruments the scripts and the runner share."""
 import os
 import subprocess
 import sys
@@ -12,10 +12,10 @@ from torch.utils.data import DataLoader, Dataset
 
 from conftest import REPO_ROOT
 from fixes.memory_in_flight import PAGE, predicted_peak_bytes
-from scenarios import instruments
 from scenarios.host import user_namespaces_work
 from scenarios.instruments import (MIB, LoaderMemoryWatch, WorkerMemoryWatch, loader_memory_bytes, open_fd_count,
                                    remove_torch_shm_files, torch_shm_files)
+from scenarios.instruments import open_files, processes
 
 
 class Crops(Dataset):
@@ -52,7 +52,7 @@ def test_a_shared_tensor_counts_once_in_shm_and_not_as_private_memory():
 
 
 def test_watch_measures_a_real_loader_and_leaves_nothing_running():
-    children_before = set(instruments._children(os.getpid()))  # earlier tests' (a forkserver's server)
+    children_before = set(processes._children(os.getpid()))  # earlier tests' (a forkserver's server)
     loader = DataLoader(Crops(), batch_size=8, num_workers=1, prefetch_factor=2,
                         multiprocessing_context="fork")
     watch = LoaderMemoryWatch(interval_s=0.005)
@@ -65,7 +65,7 @@ def test_watch_measures_a_real_loader_and_leaves_nothing_running():
     assert grown <= predicted_peak_bytes(BATCH, 1, 2) * 1.05
     # Only the watch's own thread: the loader's queue feeder threads end on their own schedule.
     assert not [t for t in threading.enumerate() if t.name == "LoaderMemoryWatch"]
-    assert set(instruments._children(os.getpid())) <= children_before  # the worker was reaped
+    assert set(processes._children(os.getpid())) <= children_before  # the worker was reaped
 
 
 def test_forkserver_workers_are_found_below_the_fork_server(tmp_path):
@@ -109,7 +109,7 @@ def _dead_pid():
 
 
 def test_shm_files_are_found_by_creator_pid_and_removed_only_once_it_is_gone(tmp_path, monkeypatch):
-    monkeypatch.setattr(instruments, "SHM_DIR", tmp_path)  # never touch the real /dev/shm
+    monkeypatch.setattr(open_files, "SHM_DIR", tmp_path)  # never touch the real /dev/shm
     dead, alive = _dead_pid(), os.getpid()
     for name in (f"torch_{dead}_1_0", f"torch_{dead}_1_1", f"torch_{alive}_2_0",
                  f"torch_{dead}0_3_0", "other_file"):
@@ -157,15 +157,15 @@ def test_watch_and_free_space_in_a_private_8_mib_dev_shm():
 def test_a_process_reads_as_exiting_from_its_exit_on():
     # LoaderMemoryWatch keeps a sample only if no worker was exiting: the exiting flag must
     # read True from the moment a process exits, as a zombie, and once it is gone.
-    assert not instruments._exiting(os.getpid())
+    assert not processes.is_exiting(os.getpid())
     child = os.fork()
     if child == 0:
         os._exit(0)
     try:
         deadline = time.monotonic() + 10
-        while not instruments._exiting(child):  # alive for a moment, then a zombie until reaped
+        while not processes.is_exiting(child):  # alive for a moment, then a zombie until reaped
             assert time.monotonic() < deadline
             time.sleep(0.01)
     finally:
         os.waitpid(child, 0)
-    assert instruments._exiting(child)
+    assert processes.is_exiting(child)

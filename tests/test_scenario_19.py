@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from conftest import REPO_ROOT, scenario_report
-from scenarios import memory_cgroup
+from scenarios import memory_cgroup, memory_group
 from scenarios.synthetic_data import detection_annotations
 
 RECORDS, LIMIT_MB = 100_000, 320
@@ -96,7 +96,7 @@ def test_myth_sharing_strategy_a_worker_is_killed_just_the_same(report):
 def test_no_memory_cgroup_is_left_by_any_run(report):
     # Every run this session makes of 19 (its myths too under `make test-full`) has ended by now.
     assert {"broken", "fixed"} <= set(report["variants"])
-    assert memory_cgroup.leftover_groups() == []
+    assert memory_group.leftover_groups() == []
 
 
 def _inside(limit_mb: int, seconds: float) -> subprocess.Popen:
@@ -113,22 +113,22 @@ def test_a_group_left_by_a_killed_run_is_removed_by_the_next():
     killed = _inside(64, 60)
     try:
         assert killed.stdout.readline() == "inside\n"
-        name = f"{memory_cgroup.PREFIX}{killed.pid}"
-        assert name in memory_cgroup.leftover_groups()
+        name = f"{memory_group.PREFIX}{killed.pid}"
+        assert name in memory_group.leftover_groups()
     finally:
         killed.kill()
         killed.wait()
         killed.stdout.close()
-    assert name in memory_cgroup.leftover_groups()  # nothing ran to remove it
+    assert name in memory_group.leftover_groups()  # nothing ran to remove it
     following = _inside(64, 0)
     out, _ = following.communicate(timeout=60)
     assert following.returncode == 0, out
     assert "metric oom_kills=0" in out and "metric limit_mb=64" in out
-    assert memory_cgroup.leftover_groups() == []
+    assert memory_group.leftover_groups() == []
 
 
 def test_cannot_run_here_without_a_memory_controller(monkeypatch, capsys):
-    monkeypatch.setattr(memory_cgroup, "_own_groups", lambda: {})
+    monkeypatch.setattr(memory_group, "own_groups", lambda: {})
     with pytest.raises(SystemExit) as end:
         with memory_cgroup.memory_limit(64):
             pass
@@ -137,7 +137,7 @@ def test_cannot_run_here_without_a_memory_controller(monkeypatch, capsys):
 
 
 def test_cannot_run_here_where_no_child_group_can_be_made(monkeypatch, capsys, tmp_path):
-    monkeypatch.setattr(memory_cgroup, "_own_groups", lambda: {"v1": tmp_path / "not-a-cgroup"})
+    monkeypatch.setattr(memory_group, "own_groups", lambda: {"v1": tmp_path / "not-a-cgroup"})
     with pytest.raises(SystemExit) as end:
         with memory_cgroup.memory_limit(64):
             pass

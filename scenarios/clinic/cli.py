@@ -30,7 +30,7 @@ class Command:
 COMMANDS = {
     "list": Command("scenarios.clinic.run.commands", "list the scenarios"),
     "run": Command("scenarios.clinic.run.commands", "run a scenario's variants and judge them"),
-    "figures": Command("scenarios.clinic.run.commands", "run every variant, store the run as data (measured/cpu.json, "
+    "figures": Command("scenarios.clinic.figures", "run every variant, store the run as data (measured/cpu.json, "
                        "gpu.json) and rewrite what is rendered from it"),
     "tables": Command("scenarios.clinic.tables", "rewrite the READMEs' Measured blocks and the generated tables from "
                       "the declarations, fixes/ and the stored runs (measured/*.json); runs nothing"),

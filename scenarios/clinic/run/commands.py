@@ -1,7 +1,8 @@
-"""`list`, `run` and `figures`: the runner's commands (scenarios/clinic/cli.py dispatches here)."""
+"""`list` and `run`: the runner's commands (scenarios/clinic/cli.py dispatches here), and the loop over
+several scenarios that `figures` (scenarios/clinic/figures.py) runs too."""
 from __future__ import annotations
 
-import functools
+import dataclasses
 import json
 import sys
 
@@ -15,11 +16,6 @@ def arguments(name: str, parser) -> None:
         parser.add_argument("--variant", nargs="+", default=["broken", "fixed"],
                             help="variants to run (default: broken fixed; 'all' adds every other one)")
         parser.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
-    elif name == "figures":
-        parser.add_argument("numbers", nargs="*", default=["all"], help="scenario numbers (default: all)")
-        parser.add_argument("--take-in", metavar="ARCHIVE",
-                            help="run nothing: store the runs of a `gpu-check` archive (.tar.gz) as data, "
-                                 "then rewrite what is rendered from them")
 
 
 def status_of(report: dict) -> int:
@@ -43,94 +39,59 @@ def run(args) -> int:
             for number, scenario in discover().items():
                 print(f"  {number}  {scenario.title}")
             return EXIT_OK
-        if args.command == "figures" and args.take_in:
-            return _take_in(args.take_in)
-        if args.command == "figures":
-            numbers = list(discover()) if args.numbers == ["all"] else args.numbers
-            return _run_many(numbers, "all", sys.stderr, figures=True, as_json=False)
         numbers = list(discover()) if args.number == ["all"] else args.number
         variants = "all" if args.variant == ["all"] else args.variant
-        return _run_many(numbers, variants, None if args.json else sys.stderr, figures=False, as_json=args.json)
+        runs = run_each(numbers, variants, None if args.json else sys.stderr, as_json=args.json)
+        return conclude(runs, as_json=args.json)
     except ScenarioError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
 
-def _run_many(numbers, variants, show, figures: bool, as_json: bool) -> int:
+@dataclasses.dataclass
+class Runs:
+    """What run_each ran: a report and an exit status per scenario, and why each one not run could not."""
+    numbers: list[str]
+    reports: list[dict] = dataclasses.field(default_factory=list)
+    statuses: list[int] = dataclasses.field(default_factory=list)
+    not_run: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def run_each(numbers, variants, show, as_json: bool = False, ran=None) -> Runs:
+    """Run the scenarios one after another, printing each verdict (the JSON waits for conclude);
+    `ran(report)` is called as each one ends."""
     from scenarios.clinic.run.declarations import CannotRunHere
-    from scenarios.clinic.run.report import summary, verdict
+    from scenarios.clinic.run.report import verdict
     from scenarios.clinic.run.runner import run_scenario
 
-    reports, statuses, not_run = [], [], {}
+    runs = Runs(list(numbers))
     for number in numbers:
         try:
             report = run_scenario(number, variants, show=show)
         except CannotRunHere as err:
             print(f"error: {err}", file=sys.stderr)
-            not_run[number] = err.why
+            runs.not_run[number] = err.why
             if as_json:  # the GPU check (`run 25 26 27 28 --json`) keeps why each was not run
-                reports.append({"scenario": number, "cannot_run": err.why, "variants": {}})
-            statuses.append(EXIT_CANNOT_RUN)
+                runs.reports.append({"scenario": number, "cannot_run": err.why, "variants": {}})
+            runs.statuses.append(EXIT_CANNOT_RUN)
             continue
-        reports.append(report)
-        statuses.append(status_of(report))
+        runs.reports.append(report)
+        runs.statuses.append(status_of(report))
         if not as_json:
             print("\n" + verdict(report), flush=True)
-        if figures:  # stored at once: an interrupted `figures all` keeps every run it finished
-            _store(report=report)
-    if figures:
-        for number, why in not_run.items():
-            _store(number=number, why=why)
-        _write_tables()
+        if ran:
+            ran(report)
+    return runs
+
+
+def conclude(runs: Runs, as_json: bool = False) -> int:
+    """The reports as JSON, or the summary of several scenarios; the exit status of them all."""
+    from scenarios.clinic.run.report import summary
+
     if as_json:
-        for report in reports:
+        for report in runs.reports:
             report["schema"] = JSON_SCHEMA
-        print(json.dumps(reports[0] if len(numbers) == 1 and reports else reports, indent=1))
-    elif len(numbers) > 1:
-        print("\n" + summary(reports, not_run))
-    return combine(statuses)
-
-
-@functools.cache
-def _this_machine():
-    from scenarios.clinic import measured
-    from scenarios.clinic.run.report import torch_version
-    return measured.this_machine(torch_version())
-
-
-def _store(report: dict | None = None, number: str = "", why: str = "") -> None:
-    """A run (or why it could not run) as data beside its scenario: measured/<kind>.json."""
-    from scenarios.clinic import measured
-    from scenarios.clinic.run.declarations import get_scenario
-
-    record = (measured.from_report(report, _this_machine()) if report
-              else measured.Measured(number, _this_machine(), {}, cannot_run=why))
-    written = measured.keep(get_scenario(record.scenario).path, record)
-    print(f"  stored {_shown(written)}" if written else f"  kept the stored run of scenario {record.scenario} "
-          f"({record.kind}): figures of a machine of its kind that could run it", flush=True)
-
-
-def _take_in(archive: str) -> int:
-    from scenarios.clinic import measured
-
-    try:
-        written = measured.take_in_archive(archive)
-    except measured.ArchiveError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    for path in written:
-        print(f"  stored {_shown(path)}", flush=True)
-    _write_tables()
-    return EXIT_OK
-
-
-def _shown(path) -> str:
-    from scenarios.clinic import REPO_ROOT
-    return str(path.relative_to(REPO_ROOT))
-
-
-def _write_tables() -> None:
-    from scenarios.clinic import tables
-
-    for block in tables.write():
-        print(f"  wrote {block}", flush=True)
+        print(json.dumps(runs.reports[0] if len(runs.numbers) == 1 and runs.reports else runs.reports, indent=1))
+    elif len(runs.numbers) > 1:
+        print("\n" + summary(runs.reports, runs.not_run))
+    return combine(runs.statuses)

@@ -71,7 +71,7 @@ def run_variant(scenario: Scenario, variant: str, show=None, script: Path | None
         seconds = time.monotonic() - started
         survivors = run.finish()
         if "memory_cgroup" in scenario.needs:  # a script killed at its limit cannot remove its group
-            from scenarios.memory_cgroup import remove_stale_groups
+            from scenarios.memory_group import remove_stale_groups
             remove_stale_groups()
         live.close()
     leaked = remove_leaked_shm(shm_before, run.seen, run.semaphores)
