@@ -37,6 +37,7 @@ def script(number: str, variant: str) -> str:
     # a saved state's count against the loop's; its fixed twin, a stream under torchdata on 2 ranks, once read as
     # 13 (the observer counted each batch twice: torchdata's iterator's __next__ calls torch's, both watched)
     pytest.param("36", "stream-fast-forward", marks=FULL),
+    pytest.param("40", "preempted-workers", marks=FULL),              # what a SIGTERM does to each process
     pytest.param("21", "threads-per-worker", marks=FULL),            # each worker's busy threads
     pytest.param("01", "hang", marks=FULL),                          # the stacks of a run that stalled
 ])

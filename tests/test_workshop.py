@@ -669,6 +669,18 @@ def test_a_saved_state_is_miscounted_where_its_count_is_not_the_loops_position(t
     assert seen["miscounted_states"] == [{"pid": 1, "lid": 1, "epoch": 1, "says": 15, "received": 9, "rank": 0}]
 
 
+@pytest.mark.parametrize("worker_handler, exposed", [(None, 1), ("__main__:request_stop", 1),
+                                                     ("__main__:ignore_in_worker", 0)])
+def test_workers_that_die_of_the_sigterm_their_training_process_catches_are_exposed(tmp_path, worker_handler,
+                                                                                     exposed):
+    epoch = {"k": "epoch", "pid": 1, "lid": 1, "epoch": 1, "sigterm": "caught",
+             "sigterm_handler": "__main__:request_stop"}
+    worker = {"k": "worker", "pid": 2, "ppid": 1, "sigterm": "caught", "sigterm_handler": worker_handler}
+    ignoring = {"k": "worker", "pid": 3, "ppid": 1, "sigterm": "ignored", "sigterm_handler": None}
+    seen = _records(tmp_path, epoch, worker, ignoring)["sigterm_exposed"]
+    assert seen == ([{"pid": 1, "handler": "__main__:request_stop", "workers": 1, "of": 2}] if exposed else [])
+
+
 def test_samples_are_counted_as_delivered_whatever_the_loop_drops(tmp_path):
     batch = {"k": "batch", "pid": 1, "lid": 1, "epoch": 1, "workers": 2}
     seen = _records(tmp_path, dict(batch, fp=["a", "b"]), dict(batch, fp=["a", "c"]),

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import psutil
 
+from scenarios.signal_masks import caught_signals
+
 
 def command_of(proc: psutil.Process) -> str:
     try:
@@ -28,16 +30,6 @@ def comm_of(pid: int) -> str:
 # a plain Python process has none of them.  torch's loop also names its process pt_data_worker,
 # torchdata's does not: the handlers are what every worker shows, from its first second.
 WORKER_SIGNALS = frozenset((signal.SIGTERM, signal.SIGBUS, signal.SIGSEGV, signal.SIGFPE))
-
-
-def caught_signals(pid: int, field: str = "SigCgt") -> set[int]:
-    """The signals a process has handlers for (/proc/PID/status, SigCgt), or ignores (field="SigIgn")."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return set()
-    mask = int(next((line.split()[1] for line in status.splitlines() if line.startswith(f"{field}:")), "0"), 16)
-    return {n for n in range(1, 65) if mask & (1 << (n - 1))}
 
 
 # torchrun's elastic agent catches the same four (and SIGHUP, SIGQUIT, SIGILL, SIGABRT) and names itself so:

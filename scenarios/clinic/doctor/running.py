@@ -18,7 +18,8 @@ from pathlib import Path
 import psutil
 
 from scenarios.clinic.doctor.job import FORK_SERVER, SPAWNED, Job, Worker
-from scenarios.clinic.doctor.processes import caught_signals, command_of, exit_of, maps_of, runs_worker_loop, wchan_of
+from scenarios.clinic.doctor.processes import command_of, exit_of, maps_of, runs_worker_loop, wchan_of
+from scenarios.signal_masks import caught_signals
 from scenarios.host import usable_cores
 from scenarios.memory_cgroup import memory_cgroup_of
 from scenarios.instruments import helper_kind, process_memory_mb, shm_file_creator, torch_shm_files

@@ -14,6 +14,7 @@ import traceback
 
 from scenarios.clinic.observer import Observer
 from scenarios.clinic.run import fingerprints
+from scenarios.signal_masks import python_handler, sigterm_disposition
 
 FIELDS_ENV = "CLINIC_OBSERVE_FIELDS"  # set by the grader where an exercise judges each tensor's rows
 ASKED_ENV = "CLINIC_OBSERVE_ASKED"    # the sample's field that holds its index, where the grade compares it
@@ -112,7 +113,8 @@ def watched_iter(iterate):
             iterator._clinic_seen = Observer()
             iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
                                       "epoch": epoch, "workers": self.num_workers,
-                                      "worker_pids": [w.pid for w in getattr(iterator, "_workers", [])]}
+                                      "worker_pids": [w.pid for w in getattr(iterator, "_workers", [])],
+                                      "sigterm": sigterm_disposition(), "sigterm_handler": python_handler()}
             write(_tallied(iterator._clinic_tally, iterator._clinic_seen))
         except Exception:
             pass

@@ -143,6 +143,20 @@ def unused_states(records: list[dict], loaders: dict) -> list[dict]:
             for (pid, lid), n in sorted(unused.items(), key=lambda item: str(item[0]))]
 
 
+def sigterm_exposed(epochs: list[dict], workers: list[dict]) -> list[dict]:
+    """Training processes that catch SIGTERM (a graceful shutdown) with workers that die of it: torch's
+    worker handler, or the parent's Python handler inherited by fork, which torch's has replaced (40)."""
+    caught = {e.get("pid"): e.get("sigterm_handler") for e in epochs if e.get("sigterm") == "caught"}
+    exposed: dict = {}
+    for worker in workers:
+        trainer = worker.get("ppid")
+        if trainer in caught and worker.get("sigterm") == "caught" \
+                and worker.get("sigterm_handler") in (None, caught[trainer]):
+            exposed.setdefault(trainer, []).append(worker.get("pid"))
+    return [{"pid": pid, "handler": caught[pid], "workers": len(pids),
+             "of": sum(w.get("ppid") == pid and "sigterm" in w for w in workers)} for pid, pids in exposed.items()]
+
+
 def summary(path) -> dict:
     """What the hook recorded: the last record of each loader, epoch and worker, with totals."""
     loaders, epochs, workers, batches, made, compiles = {}, {}, {}, [], [], 0
@@ -177,6 +191,7 @@ def summary(path) -> dict:
             "batch_shapes": len({str(b.get("shape")) for b in batches if b.get("shape")}),
             **{kind: sorted(names) for kind, names in replaced.items()}, **steps(loaders, batches, stepped),
             "per_epoch": per_epoch(loaders, epochs, batches), "unused_states": unused_states(records, loaders),
+            "sigterm_exposed": sigterm_exposed(list(epochs.values()), list(workers.values())),
             "miscounted_states": [{**{key: r.get(key) for key in ("pid", "lid", "epoch", "says", "received")},
                                    "rank": loaders.get((r.get("pid"), r.get("lid")), {}).get("rank")}
                                   for r in stepped["state_saved"] if r.get("says") != r.get("received")]}

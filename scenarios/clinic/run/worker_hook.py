@@ -11,6 +11,7 @@ import os
 import time
 
 from scenarios import threads
+from scenarios.signal_masks import python_handler, sigterm_disposition
 from scenarios.clinic.run import fingerprints
 from scenarios.clinic.run.loop_hook import write
 
@@ -144,6 +145,8 @@ class _CountingQueue:
             if kind not in ("_IterableDatasetStopIteration", "_AckStartup", "_ResumeIteration", "NoneType"):
                 record = self._record
                 record["errors" if kind == "ExceptionWrapper" else "batches"] += 1
+                if "sigterm" not in record:  # after worker_init_fn: what a SIGTERM to the job does to it
+                    record["sigterm"], record["sigterm_handler"] = sigterm_disposition(), python_handler()
                 record["cpu_s"] = round(time.process_time() - record["cpu_at_start"], 6)
                 record["daemon"] = _daemonic()
                 now = time.monotonic()

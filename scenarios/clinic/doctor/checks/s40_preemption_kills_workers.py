@@ -28,7 +28,9 @@ CONSEQUENCE = r"killed by signal: Terminated"
 # How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("a reading of the signal masks (/proc/PID/status) of the training process and each settled worker, "
            "no chance in it: it fires only where the training process has a SIGTERM handler of its own and a worker "
-           "keeps PyTorch's, which is the risk itself. {jobs}")
+           "keeps PyTorch's, which is the risk itself. {jobs} In your run (doctor -- COMMAND): the same reading, "
+           "taken inside each process, where the training process's handler is not a framework's that only stops "
+           "the loop (Lightning's); a worker's own handler, from its worker_init_fn, is not PyTorch's")
 _found = finder(SCENARIO, FIXES)
 
 
@@ -48,3 +50,25 @@ def running(job):
                    "a preemption, kill -TERM -PGID) kills them first, and the training process fails with \"is killed "
                    "by signal: Terminated\" before its shutdown code runs",
                    figures={"workers_exposed": len(exposed), "workers": len(job.workers)})]
+
+
+# A framework's own SIGTERM handler that only stops the loop (Lightning's _SignalConnector: it tells the ranks
+# and ends the fit, no checkpoint unless SLURM requeues on SIGUSR1): the job ends either way, nothing is lost.
+_STOPS_ONLY = ("lightning.", "pytorch_lightning.", "lightning_fabric.")
+
+
+def observed(run):
+    """In the user's own run: the same reading as `running`, taken by the observer in each process (the
+    training process at each iter(), each worker after its worker_init_fn), before any signal comes; where
+    the training process's handler is its own (a checkpoint to write), not a framework's that only stops."""
+    exposed = [e for e in run.get("sigterm_exposed") or [] if not (e.get("handler") or "").startswith(_STOPS_ONLY)]
+    if not exposed:
+        return []
+    first = exposed[0]
+    return [_found("risk", "preempted-workers",
+                   f"measured in your run: the training process has a SIGTERM handler of its own "
+                   f"({first['handler']}), but {first['workers']} of its {first['of']} DataLoader workers keep "
+                   "PyTorch's (read from /proc in each worker after its worker_init_fn): a SIGTERM to the whole "
+                   "job (scancel, a preemption, kill -TERM -PGID) kills them first, and the training process "
+                   "fails with \"is killed by signal: Terminated\" before its shutdown code runs",
+                   figures={"workers_exposed": first["workers"], "workers": first["of"], "processes": len(exposed)})]
