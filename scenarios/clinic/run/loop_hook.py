@@ -109,13 +109,14 @@ def watched_iter(iterate):
                 write({"k": "resumed", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
                        "at": _resumed_at(state)})
             epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
-            object.__setattr__(self, "_clinic_reading", (_resumed_at(state) if state else 0, iterator))
             iterator._clinic_seen = Observer()
             iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
                                       "epoch": epoch, "workers": self.num_workers,
                                       "worker_pids": [w.pid for w in getattr(iterator, "_workers", [])],
                                       "sigterm": sigterm_disposition(), "sigterm_handler": python_handler()}
             write(_tallied(iterator._clinic_tally, iterator._clinic_seen))
+            # its tally, never the iterator itself: a loader holding it would keep a dropped iterator's workers
+            object.__setattr__(self, "_clinic_reading", (_resumed_at(state) if state else 0, iterator._clinic_tally))
         except Exception:
             pass
         return iterator
@@ -144,8 +145,7 @@ def watched_state(save):
     def state_dict(self, *args, **kwargs):
         state = save(self, *args, **kwargs)
         try:
-            offset, iterator = getattr(self, "_clinic_reading", (0, None))
-            tally = getattr(iterator, "_clinic_tally", None)
+            offset, tally = getattr(self, "_clinic_reading", (0, None))
             if tally is not None and isinstance(state, dict):
                 write({"k": "state_saved", "pid": os.getpid(), "lid": tally["lid"], "epoch": tally["epoch"],
                        "says": _resumed_at(state), "received": offset + tally.get("batches", 0)})
