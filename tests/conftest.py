@@ -207,3 +207,21 @@ def exit_code_of_child_forked_holding(lock, action, limit_s: float = 30.0) -> in
             return None
         time.sleep(0.02)
     return os.waitstatus_to_exitcode(done[1])
+
+
+
+def examined(pid: int, enough, only=None) -> list:
+    """`doctor --pid` on a job that stays hung, looked at a second time where the first look was not `enough`
+    (a loaded machine kept py-spy from the stacks) or a process ended while it was read."""
+    import psutil
+    from scenarios.clinic.doctor.engine import examine_running
+
+    findings = []
+    for _ in range(2):
+        try:
+            findings = examine_running(pid, 3.0, only=only)
+        except psutil.NoSuchProcess:
+            continue
+        if enough(findings):
+            break
+    return findings

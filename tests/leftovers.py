@@ -9,6 +9,7 @@ a pytest worker that then died (its test past pytest-timeout's limit) is still f
 `tied(command)` is the other half: a job started through it is ended by the kernel the moment the
 process that started it dies (prctl's PR_SET_PDEATHSIG), without waiting for the suite's end.
 """
+import contextlib
 import os
 import signal
 import subprocess
@@ -58,6 +59,27 @@ def end_session(job: subprocess.Popen, grace_s: float = 15.0) -> None:
     job.wait()
     if job.stdout:
         job.stdout.close()
+
+
+@contextlib.contextmanager
+def hung_job(script, ready, settle_s: float, limit_s: float = 120.0):
+    """A job that hangs by design (a torchrun launcher and its ranks, tests/jobs/), started tied in a session of
+    its own; yielded once `ready(lines)` says so (or at `limit_s`) and `settle_s` later; ended with its session,
+    and nothing of it left running."""
+    job = subprocess.Popen(tied([sys.executable, str(script)]), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True, start_new_session=True)
+    try:
+        deadline, lines = time.monotonic() + limit_s, []
+        for line in job.stdout:
+            lines.append(line)
+            if ready(lines) or time.monotonic() > deadline:
+                break
+        time.sleep(settle_s)
+        yield job
+    finally:
+        end_session(job)
+    time.sleep(1.0)
+    assert not [p for p in psutil.process_iter(["cmdline"]) if str(script) in " ".join(p.info["cmdline"] or [])]
 
 
 def _ours_to_the_end(process: psutil.Process) -> bool:

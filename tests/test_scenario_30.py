@@ -4,15 +4,12 @@ barrier until gloo's own timeout, torchrun stops the job and nothing is left; th
 gives 5 and 5; the evaluation padding counts 2 of 10 items twice; and a hung job is named by the
 doctor from the launcher's PID."""
 import re
-import subprocess
-import sys
-import time
 
 import psutil
 import pytest
 
-from conftest import REPO_ROOT, scenario_report
-from leftovers import end_session, tied
+from conftest import REPO_ROOT, examined, scenario_report
+from leftovers import hung_job
 
 TIMEOUT = re.compile(r"^\[rank(\d)\]: RuntimeError: \[[^]]*unbound_buffer\.cc:\d+\] "
                      r"Timed out waiting 8000ms for recv operation to complete$", re.M)
@@ -78,33 +75,15 @@ def test_forkserver_workers_change_neither_cause_nor_fix(report):
 
 @pytest.mark.full  # a third torchrun job (3 imports of torch)
 def test_the_doctor_names_the_rank_that_waits_from_the_launchers_pid():
-    from scenarios.clinic.doctor.engine import examine_running
-
-    job = subprocess.Popen(tied([sys.executable, str(REPO_ROOT / "tests" / "jobs" / "uneven_ranks.py")]),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        for line in job.stdout:  # rank 1 at its barrier: rank 0 is in its fifth backward() by now
-            if line.startswith("rank 1: ran 4 batches") or time.monotonic() > deadline:
-                break
-        time.sleep(3.0)  # rank 1's workers exit with its loop: let them go before the examination
-        findings, named = [], []
-        for _ in range(2):  # the job stays hung: a second look where a loaded machine kept py-spy from the stacks
-            try:
-                findings = examine_running(job.pid, 3.0, only=["30"])
-            except psutil.NoSuchProcess:  # a worker that exited while it was read (once, under heavy load)
-                continue
-            named = [f for f in findings if f.scenario == "30"]
-            if named:
-                break
+    # rank 1 at its barrier: rank 0 is in its fifth backward() by now; rank 1's workers exit with its loop
+    with hung_job(REPO_ROOT / "tests" / "jobs" / "uneven_ranks.py", settle_s=3.0,
+                  ready=lambda lines: lines[-1].startswith("rank 1: ran 4 batches")) as job:
+        findings = examined(job.pid, lambda found: any(f.scenario == "30" for f in found), only=["30"])
+        named = [f for f in findings if f.scenario == "30"]
         assert [f.check for f in named] == ["rank-waits-in-collective"], [f.evidence for f in findings]
         ranks = [p.pid for p in psutil.Process(job.pid).children()]
         assert any(f"rank 0 of 2 (process {pid})" in named[0].evidence for pid in ranks)  # the rank with 5 batches
         assert "backward" in named[0].evidence
-    finally:
-        end_session(job)
-    time.sleep(1.0)
-    assert not [p for p in psutil.process_iter(["cmdline"]) if "uneven_ranks.py" in " ".join(p.info["cmdline"] or [])]
 
 
 def test_explain_names_30_on_the_runs_own_output_and_on_nccls_line_and_says_what_decides(report):

@@ -4,15 +4,12 @@ the report's root cause is the rank that timed out in the collective; with DataL
 the process group's, the stuck rank raises first and is the root cause; and from the launcher's PID the
 doctor names the rank that waits for its loader and the rank that waits in the collective."""
 import re
-import subprocess
-import sys
-import time
 
 import psutil
 import pytest
 
-from conftest import REPO_ROOT, scenario_report
-from leftovers import end_session, tied
+from conftest import REPO_ROOT, examined, scenario_report
+from leftovers import hung_job
 
 
 @pytest.fixture(scope="module")
@@ -67,36 +64,17 @@ def test_explain_names_the_loaders_timeout_and_the_collectives(report):
 @pytest.mark.xfail(reason="finds nothing inside a whole make test-full (2 of 2 runs), passes alone: cause open",
                    strict=False)
 def test_the_doctor_names_the_stuck_rank_and_the_rank_waiting_for_it():
-    from scenarios.clinic.doctor.engine import examine_running
-
-    job = subprocess.Popen(tied([sys.executable, str(REPO_ROOT / "tests" / "jobs" / "stalled_rank.py")]),
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    try:
-        deadline, done = time.monotonic() + 120, set()
-        for line in job.stdout:
-            done |= {line[:6]} if line.endswith("step 1 done\n") else set()
-            if len(done) == 2 or time.monotonic() > deadline:
-                break
-        time.sleep(2.0)
-        findings, named = [], {}
-        for _ in range(2):  # the job stays hung: a second look where a loaded machine kept py-spy from the stacks
-            try:
-                findings = examine_running(job.pid, 3.0)  # every check: none but 30 and 31 may speak
-            except psutil.NoSuchProcess:  # a process that ended while it was read (once, under heavy load)
-                continue
-            named = {f.scenario: f for f in findings}
-            if {"30", "31"} <= named.keys():
-                break
+    with hung_job(REPO_ROOT / "tests" / "jobs" / "stalled_rank.py", settle_s=2.0,
+                  ready=lambda lines: len({line[:6] for line in lines if line.endswith("step 1 done\n")}) == 2) as job:
+        # every check: none but 30 and 31 may speak
+        findings = examined(job.pid, lambda found: {"30", "31"} <= {f.scenario for f in found})
+        named = {f.scenario: f for f in findings}
         ranks = [p.pid for p in psutil.Process(job.pid).children()]
         assert {"30", "31"} <= named.keys(), [(f.scenario, f.evidence) for f in findings]
         assert named["31"].check == "rank-waits-for-its-loader" and "__getitem__" in named["31"].evidence
         assert not [f for f in findings if f.level == "risk" and f.scenario not in ("30", "31")], findings
         assert "rank 1 of 2" in named["31"].evidence and "rank 0 of 2" in named["30"].evidence
         assert {named["30"].figures["pid"], named["31"].figures["pid"]} == set(ranks)
-    finally:
-        end_session(job)
-    time.sleep(1.0)
-    assert not [p for p in psutil.process_iter(["cmdline"]) if "stalled_rank.py" in " ".join(p.info["cmdline"] or [])]
 
 
 # A queue's get as py-spy dumps it, innermost first: the rank waiting for a batch, an idle worker for an index.

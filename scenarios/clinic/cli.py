@@ -36,7 +36,7 @@ COMMANDS = {
                       "the declarations, fixes/ and the stored runs (measured/*.json); runs nothing"),
     "doctor": Command("scenarios.clinic.doctor.commands", "what this machine can reproduce; with FILE.py:FUNCTION, "
                       "examine the DataLoader that function returns"),
-    "explain": Command("scenarios.clinic.doctor.explain", "a log or traceback (FILE or standard input): each "
+    "explain": Command("scenarios.clinic.doctor.commands", "a log or traceback (FILE or standard input): each "
                        "DataLoader failure in it, its scenario and its fix"),
     "bench": Command("scenarios.clinic.bench.commands", "benchmark our fixes against what users pick instead"),
     "practice": Command("scenarios.clinic.workshop.commands", "start an exercise: copy broken.py to workshop/"),

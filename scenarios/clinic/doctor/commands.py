@@ -1,4 +1,5 @@
-"""`doctor`: this machine (no argument), the user's loader (FILE.py:FUNCTION), or the list of checks."""
+"""`doctor`: this machine (no argument), the user's loader (FILE.py:FUNCTION), or the list of checks; and
+`explain`: a pasted log or traceback (explain.py reads it)."""
 from __future__ import annotations
 
 import argparse
@@ -9,6 +10,10 @@ from scenarios.host import EXIT_BAD_INPUT, EXIT_CANNOT_RUN, EXIT_NOT_AS_EXPECTED
 
 
 def arguments(name: str, parser) -> None:
+    if name == "explain":
+        parser.add_argument("file", nargs="?", default="-", help="a log or traceback; '-' or nothing: standard input")
+        parser.add_argument("--json", action="store_true", help="print the findings as JSON on stdout")
+        return
     parser.add_argument("loader", nargs="?", metavar="FILE.py:FUNCTION",
                         help="a function that takes no arguments and returns your DataLoader; or, after --, "
                              "your own command: doctor -- python train.py (watched for --seconds, then stopped)")
@@ -32,6 +37,8 @@ def arguments(name: str, parser) -> None:
 
 
 def run(args) -> int:
+    if args.command == "explain":
+        return explain_main(args.file, as_json=args.json)
     if args.list_checks:
         return list_checks()
     if args.orphans:
@@ -146,3 +153,26 @@ def command_main(command: list[str], seconds: float | None, as_json: bool = Fals
     else:
         print(format_report(findings))
     return EXIT_NOT_AS_EXPECTED if findings.risks else EXIT_OK
+
+
+def explain_main(file: str, as_json: bool) -> int:
+    from scenarios.clinic.doctor.explain import explain_text
+    from scenarios.clinic.doctor.findings import Findings, readable
+
+    try:
+        text = sys.stdin.read() if file == "-" else open(file, encoding="utf-8", errors="replace").read()
+    except OSError as err:
+        print(f"error: cannot read {file}: {err.strerror}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not text.strip():
+        print("error: the input is empty: paste the log or the traceback, or give its file", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    findings = explain_text(text)
+    if as_json:
+        print(json.dumps(Findings(findings).as_json(), indent=1))
+    elif not findings:
+        print("no DataLoader failure found in this text (an error of the model's own, or a healthy run)")
+    for finding in ([] if as_json else findings):
+        print(readable(f"\n{finding.level}  {finding.scenario}  {finding.check}\n      {finding.evidence}\n"
+                       f"      fix: {finding.fix}\n      see: {finding.readme}"))
+    return EXIT_NOT_AS_EXPECTED if findings else EXIT_OK

@@ -18,16 +18,13 @@ Exit status: 0 nothing found, 1 something found, 2 no such file or empty input.
 """
 from __future__ import annotations
 
-import json
 import re
-import sys
 
 from scenarios.clinic.doctor import catalogue
 from scenarios.clinic.doctor import checks
 from scenarios.clinic.doctor.checks import error_table, guarded, log_texts, rank_texts
-from scenarios.clinic.doctor.findings import Finding, Findings, readable
+from scenarios.clinic.doctor.findings import Finding
 from scenarios.clinic.doctor.pasted import RANK_PREFIX, blocks, unwrap
-from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 # Where a traceback shows that the DataLoader was involved: its source, its workers, its messages.
 THROUGH_DATALOADER = re.compile(r"torch[/\\]utils[/\\]data[/\\]|torchdata[/\\]|DataLoader|_worker_loop"
@@ -245,28 +242,3 @@ def explain_text(text: str) -> list[Finding]:
             warnings |= {id(finding)} if warned else set()
             fatal = not warned  # the last failure named ended the run (a warning in between: it did not)
     return _outranked(findings, warnings)
-
-
-def arguments(name: str, parser) -> None:
-    parser.add_argument("file", nargs="?", default="-", help="a log or traceback; '-' or nothing: standard input")
-    parser.add_argument("--json", action="store_true", help="print the findings as JSON on stdout")
-
-
-def run(args) -> int:
-    try:
-        text = sys.stdin.read() if args.file == "-" else open(args.file, encoding="utf-8", errors="replace").read()
-    except OSError as err:
-        print(f"error: cannot read {args.file}: {err.strerror}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if not text.strip():
-        print("error: the input is empty: paste the log or the traceback, or give its file", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    findings = explain_text(text)
-    if args.json:
-        print(json.dumps(Findings(findings).as_json(), indent=1))
-    elif not findings:
-        print("no DataLoader failure found in this text (an error of the model's own, or a healthy run)")
-    for finding in ([] if args.json else findings):
-        print(readable(f"\n{finding.level}  {finding.scenario}  {finding.check}\n      {finding.evidence}\n"
-                       f"      fix: {finding.fix}\n      see: {finding.readme}"))
-    return EXIT_NOT_AS_EXPECTED if findings else EXIT_OK
