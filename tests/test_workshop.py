@@ -17,7 +17,7 @@ import pytest
 
 from conftest import REPO_ROOT, run_scenario_json
 from scenarios.clinic import workshop
-from scenarios.clinic.workshop import grading, rules
+from scenarios.clinic.workshop import grading, progress, rules
 from scenarios.clinic.run.declarations import ScenarioError, discover, missing_needs
 from scenarios.clinic.run.judge import breaches as judge_breaches, script_metrics
 from scenarios.clinic.run.runner import _recorded, run_variant
@@ -531,6 +531,21 @@ def test_hints_come_one_at_a_time_then_the_last_again(tmp_path):
         "Hint 1 of 3 for exercise 12", "Hint 2 of 3 for exercise 12", "Hint 3 of 3 for exercise 12",
         "Hint 3 of 3 for exercise 12"]
     assert hints[0] in shown[0] and hints[2] in shown[3] and "make solution-12" in shown[3]
+
+
+def test_a_hint_first_says_what_the_last_check_of_this_attempt_saw(tmp_path):
+    scenario = SCENARIOS["29"]
+    attempt = progress.attempt_path(scenario, tmp_path)
+    attempt.parent.mkdir(parents=True, exist_ok=True)
+    attempt.write_text("# split by rank only\n")
+    graded = workshop.Grade("29", str(attempt), workshop.NOT_YET,
+                            ["48 samples arrived twice within one rank's epoch"], {"seconds": 9.0})
+    progress.record_grade(scenario, graded, attempt.read_text(), folder=tmp_path)
+    said = workshop.hint("29", folder=tmp_path)
+    assert said.splitlines()[0].endswith("said: 48 samples arrived twice within one rank's epoch")
+    assert said.splitlines()[1].startswith("Hint 1 of 3 for exercise 29")
+    attempt.write_text("# split by rank and by worker\n")
+    assert "on an earlier version of your file" in workshop.hint("29", folder=tmp_path).splitlines()[0]
 
 
 def test_solution_is_our_diff(tmp_path):

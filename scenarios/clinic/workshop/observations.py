@@ -16,7 +16,8 @@ the attempt's prints (every key a minimum):
                           DataLoader delivered it (what the loop drops afterwards does not count)
                           "every field": no row of any one tensor twice either (11: another record's bytes)
     one_rank_each         true: no sample reaches the training loops of two processes (two ranks) in the same
-                          epoch of their loaders (29: a stream split by worker, not by rank)
+                          epoch of their loaders (29: a stream split by worker, not by rank); N: no more than N
+                          (37: the 16 rare samples a balancing sampler draws again and again reach both)
     requested = N         field N of each sample holds its index: it must be the index the sampler asked
                           for, batch by batch (11: the next record in the file, with its own bytes, is not)
     worker_ms_per_batch   the workers' CPU milliseconds per batch, from taking the index to handing it over,
@@ -70,6 +71,8 @@ Those six are judged in worker_records.py, on each worker's own record; these in
                           leaves them apart)
     compiled_step         true: every batch the loader delivered reached the torch.compile'd module with its own
                           shape (34: not a crop of it, not an uncompiled step)
+    delivered_elements    at least this many elements of the batches' first tensor reached the loop, all batches
+                          together (34: every token of the samples kept; a crop in the collate delivers fewer)
     stalled_then_raised   seconds: a DataLoader's next() raised after its loop had waited at least that long (31:
                           the stall stays, and the stuck rank says so; its timeout or a deadline of the worker's)
     varied_fields         true: no field of the samples, tensor or not, holds one value for every sample (33: a
@@ -89,7 +92,7 @@ OBSERVE_KEYS = ("workers", "batches", "worker_batches", "every_worker_batches", 
                 "worker_wall_ms_per_batch", "worker_read_kb_per_batch", "busy_threads", "pool_threads",
                 "worker_net_kb_per_batch", "resumed_order", "own_copy", "new_order_each_epoch", "one_rank_each",
                 "compiles", "same_steps", "compiled_step", "stalled_then_raised", "varied_fields",
-                "new_stream_order_each_epoch", "resumes", "not_samplers")
+                "new_stream_order_each_epoch", "resumes", "not_samplers", "delivered_elements")
 
 
 def _replaced_and_agree(wanted: dict, seen: dict, reported: dict) -> list[str]:
@@ -140,11 +143,13 @@ def _workload(wanted: dict, seen: dict, ended: bool) -> list[str]:
         problems.append(f"the training loop received {repeated} samples again within the same epoch (same "
                         "bytes, as the DataLoader delivered them): each sample arrives once, whatever the loop "
                         "drops afterwards")
-    shared = seen.get("samples_in_two_processes", 0)
-    if wanted.get("one_rank_each") and shared:
+    shared, allowed = seen.get("samples_in_two_processes", 0), wanted.get("one_rank_each")
+    allowed = 0 if allowed is True else allowed  # a number: samples the lesson itself deals to every rank
+    if allowed is not None and allowed is not False and shared > allowed:
         problems.append(f"{shared} samples reached the training loops of two ranks in the same epoch (same bytes, "
-                        "as their DataLoaders delivered them): every rank trained on them; each rank must get "
-                        "its own share")
+                        "as their DataLoaders delivered them"
+                        f"{f'; {allowed} may, drawn again and again' if allowed else ''}): every rank trained on "
+                        "them; each rank must get its own share")
     return problems
 
 

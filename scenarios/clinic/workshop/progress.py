@@ -86,10 +86,23 @@ def hint(number: str, folder: Path | None = None) -> str:
     index = min(shown, len(hints) - 1)
     progress["hints"][scenario.number] = index + 1
     _save_progress(folder, progress)
-    text = f"Hint {index + 1} of {len(hints)} for exercise {scenario.number}: {hints[index]}"
+    text = _last_check(scenario, progress, folder) + \
+        f"Hint {index + 1} of {len(hints)} for exercise {scenario.number}: {hints[index]}"
     if index + 1 == len(hints):
         text += f"\n(That is the last hint; `make solution-{scenario.number} SHOW=1` shows our fix as a diff.)"
     return text
+
+
+def _last_check(scenario: Scenario, progress: dict, folder: Path) -> str:
+    """What this attendee's last check of the exercise saw, said before the hint's fixed text: the hints are
+    written for broken.py, and an attempt may already be past (or beside) the first of them."""
+    grade = progress.get("grades", {}).get(scenario.number)
+    if not grade or not grade.get("problems"):
+        return ""
+    path = attempt_path(scenario, folder)
+    changed = path.exists() and _digest(path.read_text(errors="replace")) != grade.get("digest")
+    return (f"Your last `make check-{scenario.number}` ({grade.get('when', '')[11:16]} UTC"
+            f"{', on an earlier version of your file' if changed else ''}) said: {grade['problems'][0]}\n")
 
 
 def solution(number: str, folder: Path | None = None) -> str:

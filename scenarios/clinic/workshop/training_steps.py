@@ -5,6 +5,8 @@ made; read from what the grading hook recorded around the step (run/step_hooks.p
 (run/loop_hook.py).  Each check a sentence."""
 from __future__ import annotations
 
+import json
+import math
 from collections import Counter
 
 
@@ -31,6 +33,20 @@ def _stream_orders_repeated(rows: list[dict]) -> list[str]:
             "new epoch"]
 
 
+def _elements_problems(wanted: dict, delivered: Counter) -> list[str]:
+    """`delivered_elements`: the elements of the batches' first tensor the loop received, all batches together
+    (34: every token of every sample, padded or not; a crop to a few tokens delivers far fewer)."""
+    least = wanted.get("delivered_elements")
+    if least is None:
+        return []
+    got = sum(math.prod(json.loads(shape)) * n for shape, n in delivered.items() if shape.startswith("["))
+    if got >= least:
+        return []
+    return [f"the training loop received {got:,} elements of the batches' first tensor over the run, under the "
+            f"{least:,} the samples hold (the DataLoader's delivery, seen by the grader): a batch cut to fit one "
+            "shape throws the data away; keep every element and give the step a few shapes"]
+
+
 def step_problems(wanted: dict, seen: dict) -> list[str]:
     """The training step, seen by step_hooks.py and the loader's next() that raised (loop_hook.py)."""
     problems = []
@@ -48,6 +64,7 @@ def step_problems(wanted: dict, seen: dict) -> list[str]:
         problems.append(f"{counted(missing, 'batch')} the loader delivered never reached the compiled step with its "
                         f"own shape ({', '.join(sorted(delivered - compiled))[:120]}; the compiled module received "
                         f"{sum(compiled.values())} calls): the compiled step must train on the batches as delivered")
+    problems += _elements_problems(wanted, delivered)
     least = wanted.get("stalled_then_raised")
     raised = [r for r in seen.get("loader_raised", []) if (r.get("waited_s") or 0) >= (least or 0)]
     if least is not None and not raised:
