@@ -241,6 +241,10 @@ KIND_SHOWN = {"shortcut_05_sleeping_children.py", "shortcut_12_hollow_workers.py
     ("corpus/31_shortcut_forged_timeout_message.py", "31", "no rank's DataLoader raised after its loop waited 2 s"),
     ("corpus/33_shortcut_caption_emptied.py", "33", "field 2 of the samples held one value for every sample"),
     ("corpus/34_shortcut_uncompiled_counters_filled.py", "34", r"24 batches the loader delivered never reached the"),
+    # ... what reached the loop at all: a collate that crops every sequence to one shape, the same batches on both
+    # ranks under limit_train_batches (fresh attempts, written without reading the grader)
+    ("fresh-45/34_shortcut_crop_to_min_length.py", "34", r"the training loop received 672 elements"),
+    ("fresh-45/37_shortcut_limit_batches.py", "37", r"\d+ samples reached the training loops of two ranks"),
 ]))
 def test_a_shortcut_is_rejected_on_what_the_hook_saw(file, number, said):
     if missing_needs(SCENARIOS[number]):
