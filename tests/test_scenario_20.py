@@ -108,9 +108,11 @@ def test_every_survivor_was_reaped_by_the_script_after_counting(report):
 
 def test_myth_the_parent_check_ends_workers_whose_exit_is_free(report):
     ticks = _ticks(report, "myth_workers_check_parent")
-    # All alive for seconds (no signal ended them), then all gone together at the 5 s check.
-    assert [alive for t, alive, _, _ in ticks if t < 3] == [2] * sum(1 for t, *_ in ticks if t < 3)
-    assert ticks[-1][1] == 0 and 3 <= ticks[-1][0] <= 7
+    # All alive at the kill (no signal ended them), all gone by the check.  Each worker checks 5 s after it
+    # last began to wait for an index, not 5 s after the kill: one idle since before it goes sooner (a
+    # fresh clone's full run saw one go within a second, the main process slowed by the suite beside it).
+    assert ticks[0][1] == 2 and ticks[0][0] < 1
+    assert ticks[-1][1] == 0 and ticks[-1][0] <= 7
 
 
 def test_myth_daemon_workers_outlive_a_sigterm(report):
