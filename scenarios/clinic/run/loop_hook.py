@@ -105,9 +105,9 @@ def watched_iter(iterate):
         state = getattr(self, "next_iter_state", None)  # a StatefulDataLoader's loaded state, which iter() takes
         iterator = iterate(self)
         try:
+            at = _resumed_at(state) if state else 0
             if state:
-                write({"k": "resumed", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
-                       "at": _resumed_at(state)})
+                write({"k": "resumed", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0), "at": at})
             epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
             iterator._clinic_seen = Observer()
             iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
@@ -116,7 +116,7 @@ def watched_iter(iterate):
                                       "sigterm": sigterm_disposition(), "sigterm_handler": python_handler()}
             write(_tallied(iterator._clinic_tally, iterator._clinic_seen))
             # its tally, never the iterator itself: a loader holding it would keep a dropped iterator's workers
-            object.__setattr__(self, "_clinic_reading", (_resumed_at(state) if state else 0, iterator._clinic_tally))
+            object.__setattr__(self, "_clinic_reading", (at, iterator._clinic_tally))
         except Exception:
             pass
         return iterator

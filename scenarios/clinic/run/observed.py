@@ -5,8 +5,9 @@ loader and epoch in the training process), `batch` (each batch the training loop
 samples' fingerprints, the training process's dataset state, /dev/shm's use), `worker` (a running
 tally per DataLoader worker), `made` (each batch a worker handed over: its random states and its
 copy of the dataset's state), `raised` (a loader's next() that raised), `resumed` (an iterator made
-from a loaded state), `state_loaded` (a StatefulDataLoader's load_state_dict), `compiled_call` and
-`ddp` (the training step: step_hooks.py).  A torn or foreign line is skipped.
+from a loaded state), `state_loaded` and `state_saved` (a StatefulDataLoader's load_state_dict and
+state_dict, the latter beside the loop's position), `compiled_call` and `ddp` (the training step:
+step_hooks.py).  A torn or foreign line is skipped.
 """
 from __future__ import annotations
 
