@@ -76,5 +76,9 @@ def as_torchrun_job(nproc: int = 2, timeout_s: float = 8.0) -> tuple[int, int]:
     # aborted a finished rank ("terminate called without an active exception") about once in 40 runs.
     import torch.distributed.nn  # noqa: F401  (imported first, the defaults are None: no group is held)
 
+    # The ranks share one output pipe, and an unbuffered print writes its text and its newline apart: another
+    # rank's line once landed between them, gluing a `metric` line to the end of this rank's (30's fixed run,
+    # 1 in about 40).  Buffered to each line's end, a line is one write, whole in the pipe.
+    sys.stdout.reconfigure(line_buffering=True, write_through=False)
     dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=timeout_s))
     return dist.get_rank(), dist.get_world_size()

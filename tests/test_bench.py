@@ -44,6 +44,7 @@ def quick(quick_run):
     return quick_run[0]
 
 
+@pytest.mark.full  # bench --quick measures: make test-full and make bench run it
 def test_a_run_writes_its_own_file_and_nothing_in_the_checkout(quick_run):
     result, output, (files_before, untracked_before), (files_after, untracked_after) = quick_run
     assert json.loads(output.read_text()) == result
@@ -54,6 +55,7 @@ def test_a_run_writes_its_own_file_and_nothing_in_the_checkout(quick_run):
     assert not [path for path in appeared if "bench" in path or path.endswith(".json")], appeared
 
 
+@pytest.mark.full  # bench --quick measures: make test-full and make bench run it
 def test_json_has_the_shape_the_issue_names(quick):
     stores = quick["stores"]
     assert list(stores) == ["list", "ours", "numpy_serialized", "torch_serialized", "pyarrow", "numpy_columns"]
@@ -63,6 +65,7 @@ def test_json_has_the_shape_the_issue_names(quick):
     assert set(quick["goals"]) == set(report.goals(quick))
 
 
+@pytest.mark.full  # bench --quick measures: make test-full and make bench run it
 def test_the_list_store_really_grows_and_ours_does_not(quick):
     stores = quick["stores"]
     # 15,000 records of over 1 KB of Python objects each: a worker that reads them all copies ~15 MB.
@@ -77,12 +80,14 @@ def test_the_list_store_really_grows_and_ours_does_not(quick):
     assert stores["ours"]["pss_total_mb"] < stores["list"]["pss_total_mb"]
 
 
+@pytest.mark.full  # bench --quick measures: make test-full and make bench run it
 def test_ours_indexes_faster_than_the_peers_that_unpickle_the_same_bytes(quick):
     stores = quick["stores"]
     assert stores["ours"]["ns_per_item"] < stores["torch_serialized"]["ns_per_item"]
     assert stores["ours"]["ns_per_item"] < 1.5 * stores["numpy_serialized"]["ns_per_item"]
 
 
+@pytest.mark.full  # bench --quick measures: make test-full and make bench run it
 def test_every_store_reads_right_in_a_spawn_worker_here(quick):
     assert all(s["spawn_ok"] for s in quick["stores"].values())
 
@@ -121,6 +126,7 @@ def test_spawn_column_is_false_where_a_spawn_worker_cannot_read_the_store():
     assert found["registered"][0] is False and "KeyError" in found["registered"][1]
 
 
+@pytest.mark.full  # bench --quick measures: make test-full and make bench run it
 def test_planner_prediction_bounds_the_measured_peak_and_tightens_as_batches_dominate(quick):
     cells = {(c["workers"], c["prefetch_factor"], c["batch_size"]): c for c in quick["in_flight"]}
     assert set(cells) == {(2, 1, 32), (2, 4, 32)}
@@ -135,6 +141,7 @@ def test_planner_prediction_bounds_the_measured_peak_and_tightens_as_batches_dom
     assert cells[(2, 4, 32)]["ratio"] <= 1.25
 
 
+@pytest.mark.full  # bench --quick measures: make test-full and make bench run it
 def test_workers_lift_remote_throughput_to_its_bound(quick):
     none, fixed = quick["remote"][0], quick["remote"][-1]
     assert none["config"] == "0 workers" and fixed["config"].startswith("fixed.py")
@@ -142,6 +149,7 @@ def test_workers_lift_remote_throughput_to_its_bound(quick):
     assert fixed["ratio"] > 0.7
 
 
+@pytest.mark.full  # bench --quick measures: make test-full and make bench run it
 def test_happy_path_prices_are_measured_per_sample(quick):
     prices = quick["happy_path"]
     assert set(prices) == {"skip_bad_samples", "per_worker", "pad_collate"}

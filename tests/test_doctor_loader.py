@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import psutil
 import pytest
 import torch
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, full
 
 from scenarios.clinic import doctor
 from scenarios.clinic.doctor.checks import error_table
@@ -114,6 +114,13 @@ EXAMINED = ["label_service", "scenario_03", "own_loaders", "remote_images", "poo
             "augmenting", "log_stream", "bag_draws", "pool_on_dataset", "timeout_set", "clean_alone"]
 
 
+# make test probes one loader per kind of evidence (a clean one alone and in company, an error a worker raised, a
+# hang, memory growth, the workers' draws, the scenarios' own loaders, a timeout set); make test-full probes them all.
+SHOWN = {"clean_features", "clean_alone", "corrupt_images", "label_service", "scenario_03", "own_loaders",
+         "timeout_set", "augmenting"}
+FULL = pytest.mark.full  # a loader of a kind already probed in make test
+
+
 @pytest.fixture(scope="module")
 def probed():
     """Every loader that needs a probe or a process of its own, examined once, side by side:
@@ -126,7 +133,8 @@ def probed():
         return name, _examine(name), time.perf_counter() - started
 
     with ThreadPoolExecutor(max_workers=3, thread_name_prefix="clinic-test") as pool:
-        results = {name: (result, seconds) for name, result, seconds in pool.map(timed, EXAMINED)}
+        examined = [name for name in EXAMINED if full() or name in SHOWN]
+        results = {name: (result, seconds) for name, result, seconds in pool.map(timed, examined)}
     leftovers = [p for p in psutil.Process().children(recursive=True) if p.pid not in children_before]
     assert not leftovers, f"processes left running: {leftovers}"
     assert {p.name for p in torch_shm_files()} <= shm_before, "a /dev/shm file was left behind"
@@ -163,6 +171,7 @@ def test_clean_loader_has_no_risk_and_its_figures(probed):
     assert found(findings, "01", "timeout")["level"] == "note"
 
 
+@FULL
 def test_examine_a_loader_object_as_a_notebook_does(probed):
     findings = in_process(probed, "clean_object")
     assert not findings.risks and findings.probe.outcome == "completed"
@@ -172,10 +181,13 @@ def test_examine_a_loader_object_as_a_notebook_does(probed):
 @pytest.mark.parametrize("name, scenario, check, genuine", [
     ("corrupt_images", "02", "worker-error", r"Caught OSError in DataLoader worker process"),
     # PyTorch's SIGCHLD handler or its queue read, whichever notices the death first, says it.
-    ("native_decoder", "06", "worker-crash",
-     r"DataLoader worker \(pid\(?s?\)? [\d, ]+\) (exited unexpectedly|is killed by signal: Segmentation fault)"),
-    ("variable_sizes", "16", "variable-size-batch", r"stack expects each tensor to be equal size, but got \[3,"),
-    ("pool_decode", "17", "pool-in-worker", "daemonic processes are not allowed to have children"),
+    pytest.param("native_decoder", "06", "worker-crash",
+                 r"DataLoader worker \(pid\(?s?\)? [\d, ]+\) (exited unexpectedly|is killed by signal: Segmentation "
+                 r"fault)", marks=FULL),
+    pytest.param("variable_sizes", "16", "variable-size-batch", r"stack expects each tensor to be equal size, but "
+                 r"got \[3,", marks=FULL),
+    pytest.param("pool_decode", "17", "pool-in-worker", "daemonic processes are not allowed to have children",
+                 marks=FULL),
 ])
 def test_error_in_a_worker_names_its_scenario_with_the_genuine_message(probed, name, scenario, check, genuine):
     finding = found(in_process(probed, name), scenario, check)
@@ -187,6 +199,7 @@ def test_error_in_a_worker_names_its_scenario_with_the_genuine_message(probed, n
         assert f"tests/loaders/{name}.py:" in finding["evidence"]
 
 
+@FULL
 def test_native_crash_reports_the_signal(probed):
     assert "Segmentation fault" in found(in_process(probed, "native_decoder"), "06", "worker-crash")["evidence"]
 
@@ -198,6 +211,7 @@ def test_generator_on_the_dataset_repeats_its_draws(probed):
     assert "measured:" in finding["evidence"] and "both workers returned the identical sample" in finding["evidence"]
 
 
+@FULL
 def test_iterable_dataset_replayed_by_every_worker(probed):
     finding = found(in_process(probed, "log_stream"), "13", "iterable-worker-split")
     assert finding["level"] == "risk"
@@ -205,6 +219,7 @@ def test_iterable_dataset_replayed_by_every_worker(probed):
     assert "exact copies" in finding["evidence"]  # the duplicates, measured
 
 
+@FULL
 def test_state_the_samples_depend_on_written_in_getitem_is_a_risk(probed):
     # The mask of instances still to draw: each worker draws from its own copy, so two workers
     # repeat each other's instances (scenario 05's fault).  The risk rests on what the probe saw:
@@ -216,6 +231,7 @@ def test_state_the_samples_depend_on_written_in_getitem_is_a_risk(probed):
     assert "main process's copy of dataset.unused is as it was before" in finding["evidence"]
 
 
+@FULL
 def test_loading_that_waits_without_workers(probed):
     status, findings = probed["remote_images"][0]
     finding = found(findings, "07", "loading-waits")
@@ -223,6 +239,7 @@ def test_loading_that_waits_without_workers(probed):
     assert "num_workers=0" in finding["evidence"]
 
 
+@FULL
 def test_batches_in_flight_overflow_a_small_dev_shm(probed):
     result, _ = probed["augmented_crops"]
     if result is None:
@@ -233,6 +250,7 @@ def test_batches_in_flight_overflow_a_small_dev_shm(probed):
     assert "10 batches in flight" in finding["evidence"] and "free in /dev/shm" in finding["evidence"]
 
 
+@FULL
 def test_probe_finishes_typical_loaders_before_its_limit(probed):
     # Every loader that does not hang is done (or has failed) before the probe's limit stops it,
     # although they run three at a time here; the start of a fresh interpreter comes on top.
@@ -264,6 +282,7 @@ def test_json_has_exactly_the_promised_keys(capsys):
         "scenarios/11_shared_file_handle/README.md"
 
 
+@FULL
 def test_python_objects_on_the_dataset_copy_on_read(probed):
     findings, _ = probed["coco_annotations"]
     finding = found(findings, "03", "copy-on-read")
@@ -323,6 +342,7 @@ def test_file_system_sharing_strategy_is_noted(capsys):
     assert found(findings, "08", "shm-leak")["level"] == "note"
 
 
+@FULL
 def test_pool_made_in_init_is_useless_in_workers(probed):
     status, findings = probed["pool_on_dataset"][0]
     finding = found(findings, "17", "pool-on-dataset")

@@ -120,6 +120,7 @@ def _literal(text: str) -> str:
     return " ".join(catalogue.PLACEHOLDER.split(text)[0].split())[:30]
 
 
+@pytest.mark.full  # reads the installed libraries (libtorch's hundreds of MB): once per pin, in make test-full
 def test_every_catalogued_text_is_in_the_file_it_names():
     missing, sources = [], {}
     # A message built out of sight ("<dynamic …>") is held to its site by the test above.

@@ -91,6 +91,7 @@ def _steps_forever(job):
             job.save(state)
 
 
+@pytest.mark.full  # the runner's limit killing a whole tree is shown in test_runner.py
 def test_a_resumed_attempt_that_never_ends_is_killed_with_its_workers_and_nothing_is_left(tmp_path, monkeypatch):
     job = _job_module(monkeypatch)
     monkeypatch.setattr(job, "ATTEMPT_LIMIT_S", 8)

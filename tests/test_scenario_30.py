@@ -99,6 +99,39 @@ def test_explain_names_30_on_the_runs_own_output_and_on_nccls_line_and_says_what
     assert explain_text(report["variants"]["fixed"]["output_tail"]) == []
 
 
+def _watchdog(rank: int, op: str = "BROADCAST") -> str:
+    return (f"[E ProcessGroupNCCL.cpp:475] [Rank {rank}] Watchdog caught collective operation timeout: "
+            f"WorkNCCL(SeqNum=1, OpType={op}, NumelIn=1, NumelOut=1, Timeout(ms)=1800000) ran for 1800584 "
+            "milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("log, said", [
+    # three ranks time out in a broadcast: the one they waited for is the rank missing among them
+    ("\n".join(_watchdog(rank) for rank in (1, 2, 3)), "rank 1, 2, 3 timed out; rank 0 printed no timeout"),
+    # a trainer's progress line glued to the watchdog's: the watchdog's own rank is the one that waited
+    ("Epoch 9, Rank 0, world_size 2: 16batch [00:17]" + _watchdog(1, "ALLTOALL_BASE"),
+     "rank 1 timed out; rank 0 printed no timeout"),
+    # torch 1.x's gloo wording, raised in the collective, at the end of the first epoch as the user says
+    ("after successfully completing the 1st epoch:\nTraceback (most recent call last):\n  File \"torch/distributed/"
+     "__init__.py\", line 324, in all_reduce\nRuntimeError: [third_party/gloo/gloo/transport/tcp/buffer.cc:76] "
+     "Read timeout [127.0.0.1]:32444", "the wait began at the end of an epoch"),
+])
+def test_explain_reads_which_ranks_timed_out_and_when_and_stays_possible(log, said):
+    from scenarios.clinic.doctor.explain import explain_text
+
+    found = explain_text(log)
+    assert [(f.scenario, f.check, f.level) for f in found] == [("30", "collective-timeout", "possible")]
+    assert said in found[0].evidence and "where was each rank" in found[0].evidence
+
+
+def test_explain_names_no_absent_rank_where_fewer_ranks_waited_than_are_missing():
+    from scenarios.clinic.doctor.explain import explain_text
+
+    found = explain_text("\n".join(f"Epoch 9, Rank {rank}, world_size 8: 35batch" for rank in range(8))
+                         + "\n" + _watchdog(4, "ALLREDUCE"))
+    assert [f.scenario for f in found] == ["30"] and "printed no timeout" not in found[0].evidence
+
+
 def _job(stack: str, trainer_cpu_s: float, worker_cpu_s: float):
     from scenarios.clinic.doctor.job import Job, Worker
 

@@ -136,7 +136,7 @@ _RUNNING_JOB = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("variant, risks", [("broken", 1), ("fixed", 0)])
+@pytest.mark.parametrize("variant, risks", [("broken", 1), pytest.param("fixed", 0, marks=pytest.mark.full)])
 def test_doctor_running_reads_the_signal_masks(variant, risks):
     from scenarios.clinic.doctor.checks import s40_preemption_kills_workers as check
     from scenarios.clinic.doctor.running import read_job

@@ -46,8 +46,13 @@ def accepted(folder: pathlib.Path) -> tuple[set[str], dict[str, list[set[str]]]]
 
 
 def judge_printed(text: str, answers: list[set[str]]) -> str:
-    """'printed right' where the first finding (any level but a firm false alarm) names a right answer."""
+    """'printed right' where the first finding (any level but a firm false alarm) names a right answer; for a
+    healthy run's output (labelled none), where no certain or likely finding names what is not accepted."""
     findings = [f for f in explain_text(text) if f.level in ("likely", "possible")]
+    if not answers[0]:   # a healthy run's printed output: right unless a firm finding names what no one accepts
+        firm = [f for f in explain_text(text) if f.level in FIRM]
+        return "printed wrong" if firm and not any(right(firm[0].scenario, a) for a in answers[1:]) \
+            else "printed right"
     if not findings:
         return "printed silent"
     # a label NN? (the text cannot decide; the thread found NN) is right where a printed log's finding, never

@@ -233,10 +233,14 @@ def _printed(lines: list[str], text: str) -> list[Finding]:
 def explain_text(text: str) -> list[Finding]:
     findings, seen, lines, warnings, fatal = [], set(), unwrap(text), set(), False
     hits = sorted(_hits(lines) + _in_a_rank(text), key=lambda hit: hit[0])
-    for _, finding, warned in hits + [(len(lines), f, False) for f in _printed(lines, text)]:
+    printed = [(len(lines), f, False) for f in _printed(lines, text)]
+    for _, finding, warned in hits + printed:
         if _consequence(finding, warned, findings, fatal):
             continue
-        if (finding.scenario, finding.check) not in seen:
+        twin = next((f for f in findings if (f.scenario, f.check) == (finding.scenario, finding.check)), None)
+        if twin and any(finding is f for _, f, _ in printed):  # the check's reading of the whole log adds to its line's
+            twin.evidence, twin.level = finding.evidence, finding.level
+        elif (finding.scenario, finding.check) not in seen:
             seen.add((finding.scenario, finding.check))
             findings.append(finding)
             warnings |= {id(finding)} if warned else set()

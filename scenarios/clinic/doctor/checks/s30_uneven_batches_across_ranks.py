@@ -3,8 +3,9 @@ import re
 
 import psutil
 
-from scenarios.clinic.doctor.findings import finder
+from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.job import waits_for_data
+from scenarios.clinic.doctor.pasted import COLLECTIVE_TIMEOUT
 from scenarios.clinic.doctor.stacks import frame_lines, frames
 from scenarios.torchrun_ranks import rank_of
 
@@ -24,22 +25,14 @@ FIXES = {
                                 "waiting for a batch means its loader stalled (31: DataLoader(timeout=) below the "
                                 "process group's timeout, so that rank says so)",
 }
-# gloo's transport raises it in the rank whose recv (or send) found no peer within the process group's timeout
-# (gloo/transport/tcp/unbound_buffer.cc); NCCL's watchdog logs its own line for the same wait
-# (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp).  A paste holds no more than that: the note above says so.
-ERRORS = [(r"Timed out waiting \d+ms for (?:recv|send) operation to complete", "collective-timeout")]
-# Either, printed bare (gloo's line logged outside a traceback, as CosyVoice#180's job logs it), is its own text.
-LOG_TEXTS = [(r"Watchdog caught collective operation timeout: WorkNCCL\([^)]*OpType=ALLREDUCE", "collective-timeout"),
-             (r"Timed out waiting \d+ms for (?:recv|send) operation to complete", "collective-timeout")]
+# gloo's transport raises it in the rank whose recv (or send) found no peer within the process group's timeout;
+# NCCL's watchdog logs its own line for the same wait; older releases word both otherwise (COLLECTIVE_TIMEOUT
+# holds every wording).  Raised in a traceback, or logged bare (gloo's line as CosyVoice#180's job logs it).
+ERRORS = [(COLLECTIVE_TIMEOUT.pattern, "collective-timeout")]
+LOG_TEXTS = ERRORS
 # A collective times out wherever a rank is late: one more batch (30), a loader stalled in one rank (31), a rank
-# busy elsewhere (a checkpoint, an evaluation).  The text alone cannot choose.
-# Older wordings of the same wait: gloo's TCP transport before its "Timed out waiting" (torch 1.x), NCCL's warning
-# before its watchdog; and the DataLoader's own collective, the seed rank 0 shares with every rank as each
-# iterator is made, which a rank late to its epoch misses (torch 1.12's words, through the store; a broadcast in
-# _share_dist_seed since, torch/utils/data/dataloader.py).
-ASK = [(r"Timed out waiting \d+ms for (?:recv|send)|Watchdog caught collective operation timeout"
-        r"|gloo/transport/tcp/\w+\.cc:\d+\] Read timeout|NCCL WARN \w+ failed: .*Async operation timed out"
-        r"|Timed out receiving the shared seed from the distrib\w* store",
+# busy elsewhere (a checkpoint, an evaluation).  The text alone cannot choose; `pasted` adds what the log shows.
+ASK = [(COLLECTIVE_TIMEOUT.pattern,
         "where was each rank when it timed out? One still training while the others wait in the collective: 30 "
         "(equal batch counts); one waiting for its own loader's batch: 31 (DataLoader(timeout=)); `python -m "
         "scenarios doctor --pid` on the launcher's PID shows each rank's stack")]
@@ -57,6 +50,7 @@ HEALTHY = ("collective-timeout: a text only a timed-out collective prints; no he
            "batches than another rank "
            "received in the same epoch, a count")
 _found = finder(SCENARIO, FIXES)
+_read = text_finder(SCENARIO, FIXES, __doc__)
 
 # The innermost Python frame of a rank waiting for its peers: a torch.distributed collective; DDP's backward(), whose
 # gradient all_reduce the autograd engine waits for in C++; or DDP's own forward, which syncs with every rank (its
@@ -127,3 +121,53 @@ def observed(run):
                                          "long_rank": most["rank"], "long_batches": most["batches"]}))
             break
     return found
+
+
+# Which rank a line is about: a launcher's "[rank3]:" mark, NCCL's "[Rank 3]", torchrun's "rank : 3 (local_rank",
+# a trainer's own "Rank 3," or "rank 3" at a line's end.
+_RANK_OF_LINE = re.compile(r"\[rank(\d+)\]:|\[Rank (\d+)\]|\brank\s*:\s*(\d+)\s*\(local_rank|\bRank (\d+)\b"
+                           r"|\brank (\d+)\s*$|on rank (\d+)\b")
+_WORLD = re.compile(r"\bworld[_ ]size[ :=]+(\d+)", re.I)
+# The end of an epoch, as trainers and users write it: "at the end of the first epoch", "after … the 1st epoch",
+# "epoch 3 finished", or a progress count at its total (35/35).
+_EPOCH_END = re.compile(r"end of (?:the |an |each |every )?(?:\w+ )?(?:training )?epoch|after (?:\w+ )*?"
+                        r"(?:the )?(?:1st|first|\d+(?:st|nd|rd|th)) epoch|epoch \d+ (?:finished|completed|done|ended)"
+                        r"|\b(\d+)/\1\b", re.I)
+
+
+def _ranks(line: str) -> set[int]:
+    return {int(n) for m in _RANK_OF_LINE.finditer(line) for n in m.groups() if n is not None}
+
+
+def _waiting(line: str) -> set[int]:
+    """The rank that timed out on this line: the last rank named before its timeout (NCCL's "[Rank 3]", a
+    launcher's mark), else one named after it ("on rank 3"); a trainer's line it was glued to counts not."""
+    at = COLLECTIVE_TIMEOUT.search(line).start()
+    before = [n for m in _RANK_OF_LINE.finditer(line, 0, at) for n in m.groups() if n is not None]
+    return {int(before[-1])} if before else _ranks(line[at:])
+
+
+def pasted(lines, raw):
+    """A collective timed out, and the log says which ranks timed out and which it names otherwise (the rank they
+    waited for, where those are fewer than the ranks that waited), and whether the wait began at the end of an
+    epoch.  The level stays *possible*: a rank can be late for any reason; what the log shows narrows the question."""
+    timed_out = [i for i, line in enumerate(raw) if COLLECTIVE_TIMEOUT.search(line)]
+    if not timed_out:
+        return []
+    waiting = set().union(*(_waiting(raw[i]) for i in timed_out))
+    world = max((int(m[1]) for line in raw for m in _WORLD.finditer(line)), default=0)
+    named = waiting | set().union(*(_ranks(line) for line in raw))
+    absent = sorted(set(range(max(world, max(named, default=-1) + 1))) - waiting) if waiting else []
+    said = []
+    if absent and len(absent) <= len(waiting):
+        said.append(f"rank {', '.join(map(str, sorted(waiting)))} timed out; rank {', '.join(map(str, absent))} "
+                    "printed no timeout here: the rank the others waited for, if its lines are all pasted")
+    end = next((m for line in raw[:timed_out[0]][-40:] for m in [_EPOCH_END.search(line)] if m), None)
+    if end:
+        said.append(f"the wait began at the end of an epoch ({end.group(0)!r}): a rank out of batches, 30, is "
+                    "the likelier; a loader stalled at the next epoch's start, 31, the other")
+    if not said:
+        return []
+    first = COLLECTIVE_TIMEOUT.search(raw[timed_out[0]])
+    return [_read("possible", "collective-timeout", raw[timed_out[0]][first.start():].strip()[:200] + "; "
+                  + "; ".join(said), ASK[0][1])]

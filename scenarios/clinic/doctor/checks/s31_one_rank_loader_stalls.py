@@ -3,6 +3,7 @@ import re
 
 from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.job import stuck_workers, waits_for_data
+from scenarios.clinic.doctor.pasted import COLLECTIVE_TIMEOUT
 from scenarios.clinic.doctor.stacks import frames
 from scenarios.torchrun_ranks import rank_of
 
@@ -53,11 +54,9 @@ def running(job):
 
 # torchrun's failure report (torch/distributed/elastic/multiprocessing/errors/__init__.py): "rank      : 1
 # (local_rank: 1)", then "exitcode  : -15 (pid: 4242)  (SIGTERM)".  A collective's timeout, as 30's ERRORS and
-# LOG_TEXTS hold them (gloo's transport, NCCL's watchdog).
+# LOG_TEXTS hold them (pasted.COLLECTIVE_TIMEOUT: gloo's transport, NCCL's watchdog).
 _RANK_LINE = re.compile(r"^\s*rank\s*:\s*(\d+)\s*\(local_rank")
 _EXIT_LINE = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)")
-_COLLECTIVE_TIMEOUT = re.compile(r"Timed out waiting \d+ms for (?:recv|send) operation to complete"
-                                 r"|Watchdog caught collective operation timeout")
 _read = text_finder(SCENARIO, FIXES, __doc__)
 
 
@@ -77,7 +76,7 @@ def pasted(lines, raw):
     printed no error of its own: it never reached the collective."""
     codes = _exit_codes(lines)
     stopped = [rank for rank, code in codes.items() if code == -15]
-    timeout = next((line.strip() for line in raw if _COLLECTIVE_TIMEOUT.search(line)), "")
+    timeout = next((line.strip() for line in raw if COLLECTIVE_TIMEOUT.search(line)), "")
     if not stopped or not timeout:
         return []
     silent = [r for r in stopped if not any(re.match(rf"\[rank{r}\]:.*(?:Error|Exception)\b", line) for line in raw)]
