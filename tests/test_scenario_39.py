@@ -148,6 +148,12 @@ def test_the_doctor_names_a_repeated_stream_order_in_the_run_and_nothing_else():
     # a stream that does not shuffle (or does not say) repeats its order by design: a plain IterableDataset
     for says in (False, None):
         assert check.observed({"per_epoch": [_row(e, "a", stream_shuffles=says) for e in (1, 2)]}) == []
+    # ... unless it holds an epoch of its own (a hand-written stream shuffling from seed + epoch): the same epoch in
+    # the training process and the same order is the shuffle that never heard it; an epoch advanced is judged not
+    quiet = {"stream_shuffles": None}
+    [held] = check.observed({"per_epoch": [_row(e, "a", **quiet, stream_epoch=0) for e in (1, 2, 3)]})
+    assert held.level == "risk" and "own epoch stayed 0" in held.evidence
+    assert check.observed({"per_epoch": [_row(e, "a", **quiet, stream_epoch=e) for e in (1, 2)]}) == []
 
 
 def test_explain_names_39_on_brokens_output_and_nothing_on_fixeds(report):

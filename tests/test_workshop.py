@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -245,6 +246,8 @@ KIND_SHOWN = {"shortcut_05_sleeping_children.py", "shortcut_12_hollow_workers.py
     # ranks under limit_train_batches (fresh attempts, written without reading the grader)
     ("fresh-45/34_shortcut_crop_to_min_length.py", "34", r"the training loop received 672 elements"),
     ("fresh-45/37_shortcut_limit_batches.py", "37", r"\d+ samples reached the training loops of two ranks"),
+    # ... and what the stuck worker waited in: a pause and a made-up TimeoutError in place of the stalled read
+    ("fresh-45/31_shortcut_forged_stall_error.py", "31", "no DataLoader worker waited on a read through its long"),
 ]))
 def test_a_shortcut_is_rejected_on_what_the_hook_saw(file, number, said):
     if missing_needs(SCENARIOS[number]):
@@ -840,6 +843,9 @@ def test_compilations_and_the_loops_busy_share_are_read_from_the_hooks_records(t
     ({"compiled_step": True}, {"delivered_shapes": {"[4, 16]": 3}, "compiled_shapes": {"[2, 8]": 3}},
      r"3 batches the loader delivered never reached the compiled step"),
     ({"stalled_then_raised": 2}, {"loader_raised": [{"waited_s": 0.1}]}, "no rank's DataLoader raised after"),
+    # 3 s asleep in __getitem__ and then a made-up TimeoutError: the stall's read never happened
+    ({"stalled_then_raised": 2}, {"loader_raised": [{"waited_s": 3.1}], "long_fetch_waits": [{"sleep": 8}]},
+     "no DataLoader worker waited on a read through its long fetch .*sleep 8"),
     ({"varied_fields": True}, {"field_values": [64, 8, 1]}, "field 2 of the samples held one value"),
     ({"new_stream_order_each_epoch": True},
      {"per_epoch": [{"pid": 1, "lid": 1, "iterable": True, "ended": True, "distinct": 8, "order": "x"}] * 3},
@@ -854,7 +860,37 @@ def test_what_the_step_did_is_judged_and_said(wanted, seen, said):
     assert len(problems) == 1 and re.search(said, problems[0]), problems
     fixed = {"ddp_ranks": [{"rank": 0, "forwards": 5, "params": "a"}, {"rank": 1, "forwards": 5, "params": "a"}],
              "delivered_shapes": {"[4, 16]": 3}, "compiled_shapes": {"[4, 16]": 3},
-             "loader_raised": [{"waited_s": 4.0}], "field_values": [64, 8, 64], "resumes": {"1": [6, 6, 9]},
+             "loader_raised": [{"waited_s": 4.0}], "long_fetch_waits": [{"read": 12, "running": 1}, {"other": 3}],
+             "field_values": [64, 8, 64], "resumes": {"1": [6, 6, 9]},
              "per_epoch": [{"pid": 1, "lid": 1, "iterable": True, "ended": True, "distinct": 8, "order": o}
                            for o in "xyz"]}
     assert step_problems(wanted, fixed) == []
+
+
+def test_a_threads_system_call_is_named_by_what_it_waits_on():
+    import socket
+    import threading
+
+    from scenarios.clinic.run import blocked
+
+    if not blocked.KINDS:
+        pytest.skip(f"no system call table for {blocked.platform.machine()}: every reading is 'other'")
+    ours, theirs = socket.socketpair()
+    seen = []
+    ready = threading.Event()
+
+    def reader():
+        seen.append(threading.get_native_id())
+        ready.set()
+        ours.recv(1)
+
+    thread = threading.Thread(target=reader, daemon=True)
+    thread.start()
+    ready.wait(5)
+    deadline = time.monotonic() + 5
+    while blocked._reading(seen[0]) != "read" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert blocked._reading(seen[0]) == "read"
+    theirs.send(b"x")
+    thread.join(5)
+    assert blocked.kind_of("running") == "running" and blocked.kind_of("230 0x0") in ("sleep", "other")

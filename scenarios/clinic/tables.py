@@ -17,14 +17,18 @@ Scenarios are the scenarios/NN_*/ folders, fixes the fixes/*.py files; each bloc
 - WORKSHOP.md's table of which scenarios run where (Linux, WSL 2, macOS, Windows, a container): each
   scenario.toml's `needs` (scenarios/clinic/platforms.py);
 - HEALTHY.md's table, a row per doctor check, and README.md's false-alarms paragraph: the recorded
-  runs of healthy loaders and jobs (scenarios/clinic/doctor/healthy.py).
+  runs of healthy loaders and jobs (scenarios/clinic/doctor/healthy.py);
+- README.md's explain rates: tests/logs/RATES.json, what `python tests/logs/rates.py --store` measured
+  on each labelled log set, and before any change made for it where the set was gathered after its rules.
 """
 from __future__ import annotations
 
 import ast
 import collections
+import json
 import re
 import sys
+import textwrap
 
 from scenarios.clinic import REPO_ROOT, SCENARIOS_DIR
 from scenarios.clinic.blocks import read_block, replace_block
@@ -36,6 +40,14 @@ from scenarios.host import EXIT_BAD_INPUT, EXIT_NOT_AS_EXPECTED, EXIT_OK
 
 FRONT_PAGE, WORKSHOP, HEALTHY = REPO_ROOT / "README.md", SCENARIOS_DIR / "WORKSHOP.md", SCENARIOS_DIR / "HEALTHY.md"
 NOT_RUN = "not run here"
+RATES = REPO_ROOT / "tests" / "logs" / "RATES.json"
+# Each log set shown below the public one, and how it was gathered (its SOURCES.md or README.md says more).
+GATHERED = {"held-out": "after the confidence levels were written",
+            "held-out-36": "of scenarios 29–34, after their rules",
+            "held-out-48": "after the rules of 29–40, by a helper who had not read them",
+            "held-out-50": "after the rules for printed output and many ranks, by a helper who had not read them",
+            "shared-a": "by people outside the project who had not read its rules, used once blind",
+            "shared-b": "by people outside the project, from public issue threads"}
 NEED_WORDS = {"linux": "Linux", "fork": "fork", "userns": "user namespaces", "memory_cgroup": "a memory cgroup",
               "cuda": "a CUDA GPU"}
 
@@ -155,6 +167,46 @@ def exercises_table(scenarios: dict) -> str:
     return "\n".join(lines + _footnotes(others, shown))
 
 
+def _public_rates(f: dict) -> str:
+    return textwrap.fill(
+        f"Measured on {f['logs']} logs from public issue threads (`tests/logs/public/SOURCES.md`, labelled by the "
+        f"lesson that fixes each): {f['right']} of the {f['error_logs']} error logs named right first at *certain* "
+        f"or *likely* ({f['wrong']} wrong, {f['silent']} named at neither), {f['asked']} of the "
+        f"{f['undecidable']} whose text cannot decide asked (*possible* only, with the question that decides), and on "
+        f"{f['clean_logs'] - f['clean_named']} of the {f['clean_logs']} no lesson of the clinic fixes it names "
+        "nothing at *certain* or *likely* (a collective timeout, which 30 and 31 both print, is *possible*).",
+        width=100)
+
+
+def _of(now: dict, first: dict | None, count: str, total: str) -> str:
+    """'N of M' now, and in brackets as first measured, where the set holds that figure from then."""
+    if not now[total]:
+        return "—"
+    then = f" ({first[count]}{f' of {first[total]}' if total in first else ''})" if first and count in first else ""
+    return f"{now[count]} of {now[total]}{then}"
+
+
+def explain_rates() -> str:
+    """The front page's figures for `explain`, from each log set's stored ones (tests/logs/RATES.json)."""
+    if not RATES.is_file():
+        return "explain's rates: not measured yet (run `python tests/logs/rates.py --store`)"
+    sets = json.loads(RATES.read_text(encoding="utf-8"))["sets"]
+    lines = [_source("tests/logs/RATES.json, which `python tests/logs/rates.py --store` measures"),
+             _public_rates(sets["public"]["measured"]), "",
+             textwrap.fill("The other sets, measured now and, in brackets, before any change made for those gathered "
+                           "after the rules they test (—: the set has no such log):", width=100), "",
+             "| logs | gathered | error logs right first at *certain* or *likely* | undecidable ones asked "
+             "| clean ones named at *certain* or *likely* | printed output right first |", "|---|---|---|---|---|---|"]
+    for name, gathered in GATHERED.items():
+        now, first = sets[name]["measured"], sets[name].get("first_measured")
+        lines.append(f"| {now['logs']}, `tests/logs/{name}/` | {gathered} | {_of(now, first, 'right', 'error_logs')} "
+                     f"| {_of(now, first, 'asked', 'undecidable')} | {_of(now, first, 'clean_named', 'clean_logs')} "
+                     f"| {_of(now, first, 'printed_right', 'printed')} |")
+    return "\n".join(lines + ["", textwrap.fill(
+        "An undecidable log that is not asked counts among the error logs too, as wrong; a printed log (output with "
+        "no error text) is right where its first finding, *likely* or *possible*, names its lesson.", width=100)])
+
+
 def rendered() -> dict[tuple, str]:
     """(file, block name) -> the block's body as it should read now."""
     scenarios = discover()
@@ -166,6 +218,7 @@ def rendered() -> dict[tuple, str]:
             (HEALTHY, "healthy"): healthy.table({number: f"{scenario.slug}/README.md"
                                                  for number, scenario in scenarios.items()}),
             (FRONT_PAGE, "false-alarms"): healthy.summary(),
+            (FRONT_PAGE, "explain-rates"): explain_rates(),
             **{(scenario.path / "README.md", MEASURED): block_body(load_all(scenario.path))
                for scenario in scenarios.values()}}
 

@@ -5,9 +5,17 @@ names right first at *certain* or *likely*; of the clean logs, how many get a *c
 (the thread found NN; the right answer is a *possible* finding that asks the deciding question).
 A folder's ACCEPT.json may list printed-output logs (no error text: "printed") and other answers a reader
 of the text alone may rightly give ("accept"); a printed log is right where its first finding, *likely* or
-*possible*, names its label or an accepted answer.
+*possible*, names its label or an accepted answer.  An undecidable log that gets no question counts among the
+error logs, as wrong.
 
     python tests/logs/rates.py [SET ...]      # sets: public, held-out, or a folder with EXPECT.json
+    python tests/logs/rates.py --store        # measure every set of SETS into RATES.json
+
+RATES.json holds each set's figures as `figures` counts them ("measured", rewritten by --store) and, for a
+set gathered after the rules it tests, what was measured before any change made for it ("first_measured":
+history, written once by hand from the set's notes; --store keeps it as it is).  `python -m scenarios
+tables` renders the front page's explain rates from it, and tests/test_explain_public_logs.py holds it to
+what this file measures now.
 """
 import json
 import pathlib
@@ -22,6 +30,12 @@ from scenarios.clinic.doctor.explain import explain_text  # noqa: E402  (after s
 ROW = re.compile(r"^\| (\S+\.(?:log|txt)) \| [^|]+ \| \S+ \| ([^|]+?) \|")
 FIRM = ("certain", "likely", "risk")
 GPU = {"25", "26", "27"}
+SETS = ("public", "held-out", "held-out-36", "held-out-48", "held-out-50", "shared-a", "shared-b")
+STORED = LOGS / "RATES.json"
+ABOUT = ("Written by `python tests/logs/rates.py --store`: each set's figures as rates.py counts them now "
+         "(measured) and, for a set gathered after the rules it tests, before any change made for it "
+         "(first_measured: history, kept by --store as it is). Rendered into README.md by `python -m scenarios "
+         "tables`.")
 
 
 def labels(folder: pathlib.Path) -> dict[str, set[str]]:
@@ -85,19 +99,46 @@ def measure(folder: pathlib.Path, show: bool) -> dict:
     return counts
 
 
+def figures(folder: pathlib.Path, show: bool = False) -> dict[str, int]:
+    """The set's figures, as RATES.json stores them."""
+    c, (printed, _), wanted = measure(folder, show), accepted(folder), labels(folder)
+    undecidable = [n for n, w in wanted.items() if n not in printed and any(label.endswith("?") for label in w)]
+    return {"logs": len(wanted), "error_logs": c.get("right", 0) + c.get("wrong", 0) + c.get("silent", 0),
+            "right": c.get("right", 0), "wrong": c.get("wrong", 0), "silent": c.get("silent", 0),
+            "clean_logs": c.get("clean", 0) + c.get("false", 0), "clean_named": c.get("false", 0),
+            "undecidable": len(undecidable), "asked": c.get("asks", 0),
+            "printed": sum(v for k, v in c.items() if k.startswith("printed")),
+            "printed_right": c.get("printed right", 0)}
+
+
+def line(name: str, f: dict[str, int]) -> str:
+    return (f"{name}: error logs right first at certain/likely {f['right']} of {f['error_logs']} ({f['wrong']} wrong, "
+            f"{f['silent']} silent); clean logs with a certain/likely finding {f['clean_named']} of {f['clean_logs']}; "
+            f"undecidable logs asked {f['asked']}"
+            + (f"; printed-output logs right at likely/possible {f['printed_right']} of {f['printed']}"
+               if f["printed"] else ""))
+
+
+def store(measured: dict[str, dict], path: pathlib.Path = STORED) -> None:
+    """Rewrite the stored figures, keeping each set's first_measured (history) as it is."""
+    old = json.loads(path.read_text(encoding="utf-8"))["sets"] if path.exists() else {}
+    kept = {name: s["first_measured"] for name, s in old.items() if "first_measured" in s}
+    sets = {name: {"measured": counted, **({"first_measured": kept[name]} if name in kept else {})}
+            for name, counted in measured.items()}
+    path.write_text(json.dumps({"about": ABOUT, "sets": sets}, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def main(args: list[str]) -> int:
-    show = "-v" in args
-    sets = [a for a in args if a != "-v"] or ["public"]
+    show, keep = "-v" in args, "--store" in args
+    sets = list(SETS) if keep else [a for a in args if a != "-v"] or ["public"]
+    measured = {}
     for name in sets:
         folder = LOGS / name if (LOGS / name).is_dir() else pathlib.Path(name)
-        c = measure(folder, show)
-        errors = c.get("right", 0) + c.get("wrong", 0) + c.get("silent", 0)
-        clean = c.get("clean", 0) + c.get("false", 0)
-        print(f"{folder.name}: error logs right first at certain/likely {c.get('right', 0)} of {errors}"
-              f" ({c.get('wrong', 0)} wrong, {c.get('silent', 0)} silent); clean logs with a certain/likely "
-              f"finding {c.get('false', 0)} of {clean}; undecidable logs asked {c.get('asks', 0)}"
-              + (f"; printed-output logs right at likely/possible {c.get('printed right', 0)} of {printed}"
-                 if (printed := sum(v for k, v in c.items() if k.startswith("printed"))) else ""))
+        measured[folder.name] = figures(folder, show)
+        print(line(folder.name, measured[folder.name]))
+    if keep:
+        store(measured)
+        print(f"stored in {STORED.relative_to(LOGS.parents[1])}")
     return 0
 
 

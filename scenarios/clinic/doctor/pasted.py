@@ -16,16 +16,6 @@ PREFIXES = [
 ]
 WRAPPING = re.compile("|".join(f"(?:{p})" for p in PREFIXES))
 RANK_PREFIX = re.compile("|".join(f"(?:{p})" for p in PREFIXES[:2]))   # the marks launchers put before a rank's line
-# A collective that waited past the process group's timeout, as each release words it: gloo's transport
-# (gloo/transport/tcp/unbound_buffer.cc; buffer.cc's "Read timeout" in torch 1.x), NCCL's watchdog for any
-# collective (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp; its older "NCCL WARN … Async operation timed
-# out"), and the DataLoader's own collective, the seed rank 0 shares as each iterator is made (torch 1.12's
-# store; a broadcast in dataloader.py's _share_dist_seed since).
-COLLECTIVE_TIMEOUT = re.compile(
-    r"Timed out waiting \d+ms for (?:recv|send) operation to complete"
-    r"|Watchdog caught collective operation timeout: WorkNCCL\([^)]*OpType=(?P<op>\w+)"
-    r"|gloo/transport/tcp/\w+\.cc:\d+\] Read timeout|NCCL WARN \w+ failed: .*Async operation timed out"
-    r"|Timed out receiving the shared seed from the distrib\w* store")
 # A pasted traceback often starts at a frame, its header cut off: a `File "…", line N, in f` starts one
 # too (a traceback's frame; faulthandler's "line N in f" has no comma and stays out).
 # IPython's form: a "NameError    Traceback (most recent call last)" header, frames as "path in f(args)".

@@ -1,5 +1,6 @@
 """Readers of what a program printed, for the checks' `pasted` hooks (explain): runs of one printed value,
-printed batches of a dataset's indices (a loop that waits for its batches: waits.py).  Each returns what it
+printed batches of a dataset's indices, a collective's timeout in any release's words (a loop that waits for
+its batches: waits.py).  Each returns what it
 read; which lesson that shows, and at what level, is the rule of the check that owns the lesson.  It imports
 nothing of the engine, so a check may import it (checks/__init__.py)."""
 from __future__ import annotations
@@ -11,6 +12,17 @@ from collections import Counter
 VALUE = re.compile(r"^[\s\[\](),.\-+eE\d]*\d[\s\[\](),.\-+eE\d]*$|^\s*(?:tensor|array)\(.*\d.*\)\s*,?$")
 INDEX_BATCH = re.compile(r"^(?:Out:\s*)?\[?\s*tensor\(\[([\d,\s]+)\]\)[,\]]*$|^\[([\d\s,]+)\]$")
 ONE_LIST = re.compile(r"^(?:Out(?:\[\d+\])?:\s*)?\[tensor\(")  # list(loader) printed: `[tensor([6, 0]),`
+# A collective that waited past the process group's timeout, as each release words it: gloo's transport
+# (gloo/transport/tcp/unbound_buffer.cc; buffer.cc's "Read timeout" in torch 1.x), NCCL's watchdog for any
+# collective (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp; its older "NCCL WARN … Async operation timed
+# out"), and the DataLoader's own collective, the seed rank 0 shares as each iterator is made (torch 1.12's
+# store; a broadcast in dataloader.py's _share_dist_seed since).
+COLLECTIVE_TIMEOUT = re.compile(
+    r"Timed out waiting \d+ms for (?:recv|send) operation to complete"
+    r"|Watchdog caught collective operation timeout: WorkNCCL\([^)]*OpType=(?P<op>\w+)"
+    r"|gloo/transport/tcp/\w+\.cc:\d+\] Read timeout|NCCL WARN \w+ failed: .*Async operation timed out"
+    r"|Timed out receiving the shared seed from the distrib\w* store")
+
 
 def runs(lines: list[str], keep=VALUE.match) -> list[tuple[str, int]]:
     """(line, how many times in a row) of the printed lines `keep` accepts, in order."""

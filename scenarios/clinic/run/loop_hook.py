@@ -56,6 +56,20 @@ def _stream_shuffles(dataset) -> bool | None:
     return False
 
 
+def _stream_epoch(dataset):
+    """A stream's own epoch as this process holds it when an epoch starts (an int attribute `epoch` or `_epoch` of
+    the stream or of the dataset it wraps): what its shuffle draws from, where it draws from one; None elsewhere."""
+    for _ in range(4):
+        if dataset is None or not _is_stream(dataset):
+            return None
+        held = getattr(dataset, "__dict__", {})
+        value = next((held[name] for name in ("epoch", "_epoch") if isinstance(held.get(name), int)), None)
+        if value is not None:
+            return value
+        dataset = held.get("dataset")
+    return None
+
+
 def _rank(sampler) -> int | None:
     """This process's rank where it is one of several: as torchrun, accelerate and Lightning set RANK,
     else as its initialized process group says, else as a DistributedSampler was told (num_replicas, rank)."""
@@ -112,6 +126,7 @@ def watched_iter(iterate):
             iterator._clinic_seen = Observer()
             iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),
                                       "epoch": epoch, "workers": self.num_workers,
+                                      "stream_epoch": _stream_epoch(self.dataset),
                                       "worker_pids": [w.pid for w in getattr(iterator, "_workers", [])],
                                       "sigterm": sigterm_disposition(), "sigterm_handler": python_handler()}
             write(_tallied(iterator._clinic_tally, iterator._clinic_seen))

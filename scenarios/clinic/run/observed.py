@@ -71,6 +71,7 @@ def per_epoch(loaders: dict, epochs: dict, batches: list[dict]) -> list[dict]:
         counts = received.get((pid, lid, epoch), Counter())
         rows.append({"pid": pid, "lid": lid, "epoch": epoch, "rank": loader.get("rank"),
                      "iterable": loader.get("iterable"), "stream_shuffles": loader.get("stream_shuffles"),
+                     "stream_epoch": tally.get("stream_epoch"),
                      "workers": tally.get("workers", 0),
                      "class": loader.get("class"), "batches": tally.get("batches", 0),
                      "ended": bool(tally.get("ended")), "sampler": loader.get("sampler"),
@@ -164,9 +165,12 @@ def summary(path) -> dict:
     stepped: dict[str, list[dict]] = {"compiled_call": [], "ddp": [], "raised": [], "resumed": [], "state_saved": []}
     replaced: dict[str, set] = {"replaced": set(), "unhooked": set()}
     records = _records(path)
+    long_fetches: dict = {}
     for record in records:
         kind = record["k"]
-        if kind == "loader":
+        if kind == "blocked":  # the last reading of each long fetch holds its counts
+            long_fetches[(record.get("pid"), record.get("at"))] = record.get("waits", {})
+        elif kind == "loader":
             loaders[(record.get("pid"), record.get("lid"))] = record
         elif kind == "epoch":
             epochs[(record.get("pid"), record.get("lid"), record.get("epoch"))] = record
@@ -193,6 +197,7 @@ def summary(path) -> dict:
             **{kind: sorted(names) for kind, names in replaced.items()}, **steps(loaders, batches, stepped),
             "per_epoch": per_epoch(loaders, epochs, batches), "unused_states": unused_states(records, loaders),
             "sigterm_exposed": sigterm_exposed(list(epochs.values()), list(workers.values())),
+            "long_fetch_waits": list(long_fetches.values()),
             "miscounted_states": [{**{key: r.get(key) for key in ("pid", "lid", "epoch", "says", "received")},
                                    "rank": loaders.get((r.get("pid"), r.get("lid")), {}).get("rank")}
                                   for r in stepped["state_saved"] if r.get("says") != r.get("received")]}

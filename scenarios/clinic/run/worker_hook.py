@@ -3,7 +3,8 @@ loop wrapped so that every batch it puts on the data queue is counted, with the 
 taking the index to handing the batch over, the bytes it read, its random states and its copy of the
 dataset's state (fingerprints.py), and the threading locks its dataset reached as the fork copied them.
 And each thread's CPU time from /proc (the threads the worker keeps busy), the bytes its sockets
-received, and the first sampler indices it was asked for, in order (the loader's own record)."""
+received, the first sampler indices it was asked for, in order (the loader's own record), and what its
+loop waited in while a fetch lasted long (blocked.py)."""
 from __future__ import annotations
 
 import functools
@@ -12,7 +13,7 @@ import time
 
 from scenarios import threads
 from scenarios.signal_masks import python_handler, sigterm_disposition
-from scenarios.clinic.run import fingerprints
+from scenarios.clinic.run import blocked, fingerprints
 from scenarios.clinic.run.loop_hook import write
 
 USS_EVERY_S = 0.5
@@ -223,6 +224,8 @@ def _started(loop, args: list, kwargs: dict, stateful: bool) -> dict:
         clock: dict = {"inherited": fingerprints.thread_locks(dataset), "data_queue": args[3] if len(args) > 3
                        else kwargs.get("data_queue")}
         record["inherited_locks"] = len(clock["inherited"])
+        blocked.watch(clock, lambda waits: write({"k": "blocked", "pid": record["pid"], "at": clock.get("got_at"),
+                                                  "waits": waits}))
         if len(args) > 3:
             args[2], args[3] = _TimedQueue(args[2], clock), _CountingQueue(args[3], record, stateful, dataset, clock)
         elif "data_queue" in kwargs:

@@ -74,7 +74,9 @@ Those six are judged in worker_records.py, on each worker's own record; these in
     delivered_elements    at least this many elements of the batches' first tensor reached the loop, all batches
                           together (34: every token of the samples kept; a crop in the collate delivers fewer)
     stalled_then_raised   seconds: a DataLoader's next() raised after its loop had waited at least that long (31:
-                          the stall stays, and the stuck rank says so; its timeout or a deadline of the worker's)
+                          the stall stays, and the stuck rank says so; its timeout or a deadline of the worker's),
+                          and a worker's fetch that lasted past a second waited mostly on a read (run/blocked.py),
+                          not a pause before an error of the attempt's own
     varied_fields         true: no field of the samples, tensor or not, holds one value for every sample (33: a
                           caption emptied, a file pickled as None); the hook fingerprints every field
 """

@@ -71,6 +71,8 @@ def step_problems(wanted: dict, seen: dict) -> list[str]:
         problems.append(f"no rank's DataLoader raised after its loop waited {least:g} s or more for a batch "
                         f"({len(seen.get('loader_raised', []))} raised sooner): the stall must stay, and the rank "
                         "stuck in it must say so itself before the others give up")
+    elif least is not None:
+        problems += _stall_kept(seen.get("long_fetch_waits", []))
     resumes = Counter(wanted.get("resumes", []))
     short = {pid: at for pid, at in seen.get("resumes", {}).items() if resumes - Counter(at)}
     if short:
@@ -87,3 +89,19 @@ def step_problems(wanted: dict, seen: dict) -> list[str]:
                         "held one value for every sample (as the DataLoader delivered them): a field emptied so "
                         "that it crosses is not the sample the loop needs")
     return problems
+
+
+def _stall_kept(long_fetches: list[dict]) -> list[str]:
+    """The stall is a read that waits (blocked.py's readings of the worker's loop thread during each fetch
+    longer than a second): a fetch that slept or computed, then raised, has no read to bound.  Judged only where
+    the readings could be named (an architecture blocked.py knows)."""
+    named = [waits for waits in long_fetches if set(waits) - {"other"}]
+    if not named or any(waits.get("read", 0) * 2 >= sum(waits.values()) for waits in named):
+        return []
+    seen = Counter()
+    for waits in named:
+        seen.update(waits)
+    said = ", ".join(f"{kind} {n}" for kind, n in seen.most_common() if kind != "other")
+    return [f"no DataLoader worker waited on a read through its long fetch (its loop thread, read 4 times a "
+            f"second: {said}): the stall must stay a read, bounded by a timeout, not replaced by a pause and a "
+            "raise of its own"]

@@ -5,7 +5,7 @@ import psutil
 
 from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.job import waits_for_data
-from scenarios.clinic.doctor.pasted import COLLECTIVE_TIMEOUT
+from scenarios.clinic.doctor.printed import COLLECTIVE_TIMEOUT
 from scenarios.clinic.doctor.stacks import frame_lines, frames
 from scenarios.torchrun_ranks import rank_of
 

@@ -3,7 +3,7 @@ import re
 
 from scenarios.clinic.doctor.findings import finder, text_finder
 from scenarios.clinic.doctor.job import stuck_workers, waits_for_data
-from scenarios.clinic.doctor.pasted import COLLECTIVE_TIMEOUT
+from scenarios.clinic.doctor.printed import COLLECTIVE_TIMEOUT
 from scenarios.clinic.doctor.stacks import frames
 from scenarios.torchrun_ranks import rank_of
 
@@ -54,7 +54,7 @@ def running(job):
 
 # torchrun's failure report (torch/distributed/elastic/multiprocessing/errors/__init__.py): "rank      : 1
 # (local_rank: 1)", then "exitcode  : -15 (pid: 4242)  (SIGTERM)".  A collective's timeout, as 30's ERRORS and
-# LOG_TEXTS hold them (pasted.COLLECTIVE_TIMEOUT: gloo's transport, NCCL's watchdog).
+# LOG_TEXTS hold them (printed.COLLECTIVE_TIMEOUT: gloo's transport, NCCL's watchdog).
 _RANK_LINE = re.compile(r"^\s*rank\s*:\s*(\d+)\s*\(local_rank")
 _EXIT_LINE = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)")
 _read = text_finder(SCENARIO, FIXES, __doc__)

@@ -27,8 +27,8 @@ FIXES = {
 # How often healthy loaders and jobs trip each rule; the {fields} are filled from recorded runs (doctor/healthy.py).
 HEALTHY = ("read from the dataset, no chance in it: {loaders}. In your run (doctor -- COMMAND): the same order of 8 "
            "or more samples in two whole epochs of a stream's loader: a shuffling stream repeats it by chance once "
-           "in 8! = 40,320 epochs at the least; a stream that does not shuffle repeats it by design, and the "
-           "finding says so")
+           "in 8! = 40,320 epochs at the least; judged only where the stream says it shuffles or holds an epoch of its "
+           "own that stayed the same: a stream that does neither repeats it by design")
 _found = finder(SCENARIO, FIXES)
 _read = text_finder(SCENARIO, FIXES, __doc__)
 
@@ -82,23 +82,37 @@ def static(examined):
                       "unseeded sample shuffle (seeded from the clock) hides it within its buffer"))]
 
 
+def _repeated(rows: list[dict]) -> list[dict]:
+    """The epochs that delivered an earlier epoch's order; for a stream that does not say it shuffles, only those
+    whose own epoch (the stream's `epoch` as the training process held it) was the earlier epoch's too."""
+    return [row for k, row in enumerate(rows)
+            if any(row["order"] == e["order"]
+                   and (row.get("stream_shuffles") or row.get("stream_epoch") == e.get("stream_epoch"))
+                   for e in rows[:k])]
+
+
 def observed(run):
     """In the user's own run: a stream's loader delivered the same samples in the same order in two whole
-    epochs, where the stream says it shuffles (a Hugging Face IterableDataset after shuffle()).  A shuffle of
-    8 samples or more repeats its order by chance once in 8! epochs at the least: a count with no chance in
-    it.  A stream that does not shuffle repeats by design, and one that does not say is not judged."""
+    epochs, where the stream says it shuffles (a Hugging Face IterableDataset after shuffle()) or holds an epoch
+    of its own that stayed the same in the training process (a hand-written stream that advances it in each
+    worker's copy, which fresh workers start again).  A shuffle of 8 samples or more repeats its order by chance
+    once in 8! epochs at the least: a count with no chance in it.  A stream that neither shuffles nor holds an
+    epoch repeats by design, and is not judged."""
     epochs: dict[tuple, list] = {}
     for row in run.get("per_epoch", []):
-        if row.get("iterable") and row.get("stream_shuffles") and row.get("ended") and row.get("distinct", 0) >= 8:
+        if row.get("iterable") and (row.get("stream_shuffles") or row.get("stream_epoch") is not None) \
+                and row.get("ended") and row.get("distinct", 0) >= 8:
             epochs.setdefault((row["pid"], row["lid"]), []).append(row)
     for rows in epochs.values():
-        repeats = [row for k, row in enumerate(rows) if any(row["order"] == e["order"] for e in rows[:k])]
+        repeats = _repeated(rows)
         if repeats:
             who = f"rank {rows[0]['rank']}'s" if rows[0].get("rank") is not None else "the"
+            held = "" if rows[0].get("stream_shuffles") else \
+                f" (the stream's own epoch stayed {rows[0]['stream_epoch']} in the training process)"
             return [_found("risk", "stream-set-epoch",
                            f"measured in your run: {who} stream loader ({rows[0]['workers']} workers) delivered the "
                            f"same {rows[0]['samples']} samples in the same order in {len(repeats)} of its "
-                           f"{len(rows) - 1} later epochs: its shuffle never heard the epoch",
+                           f"{len(rows) - 1} later epochs{held}: its shuffle never heard the epoch",
                            figures={"rank": rows[0].get("rank"), "epochs_repeated": len(repeats),
                                     "samples": rows[0]["samples"], "workers": rows[0]["workers"]})]
     return []
