@@ -328,3 +328,17 @@ def test_a_worker_that_exited_with_a_code_is_the_consequence_of_the_error_before
              "Details are lost due to multiprocessing.\n")
     assert [f.scenario for f in explain_text(cause + death)] == ["09"]
     assert [f.scenario for f in explain_text(death)] == ["06"]  # alone, it is all the log says
+
+
+def test_a_paste_cut_inside_a_workers_start_asks_what_could_not_be_pickled():
+    cut = ("Traceback (most recent call last):\n  File \"train.py\", line 90, in <module>\n"
+           "    for i, data in enumerate(loader):\n"
+           "  File \"C:\\Python36\\lib\\site-packages\\torch\\utils\\data\\dataloader.py\", line 719, in __init__\n"
+           "    w.start()\n  File \"C:\\Python36\\lib\\multiprocessing\\process.py\", line 105, in start\n"
+           "    self._popen = self._Popen(self)\n"
+           "  File \"C:\\Python36\\lib\\multiprocessing\\context.py\", line 322, in _Popen\n"
+           "    return Popen(process_obj)\n")
+    [found] = explain_text(cut)
+    assert (found.scenario, found.level) == ("09", "possible") and "could not be pickled" in found.evidence
+    told = explain_text(cut + "AttributeError: Can't pickle local object 'get_transform.<locals>.<lambda>'\n")
+    assert [(f.scenario, f.level) for f in told] == [("09", "certain")]  # the pickler says what, in a DataLoader

@@ -146,6 +146,7 @@ def test_pickles_and_forwards_attributes_of_the_wrapped_dataset():
         _ = copy.no_such_attribute
 
 
+@pytest.mark.full  # the fork case shows the fix in make test
 def test_spawned_persistent_workers_follow_set_epoch_too():
     # A spawned worker gets a pickled copy of the dataset, not a fork: the same fix applies.
     dataset = EpochInIndices(Curriculum(size=4))

@@ -68,6 +68,7 @@ def test_watch_measures_a_real_loader_and_leaves_nothing_running():
     assert set(processes._children(os.getpid())) <= children_before  # the worker was reaped
 
 
+@pytest.mark.full  # forkserver workers are found by the doctor's --orphans test in make test
 def test_forkserver_workers_are_found_below_the_fork_server(tmp_path):
     # Python 3.14's default: the workers are the fork server's children, and the fork server
     # and resource tracker are no workers.  In a process of its own, so that no fork server

@@ -77,6 +77,7 @@ print(json.dumps({"shards": resharded.num_shards, "same": parallel == serial,
 """
 
 
+@pytest.mark.full  # an oracle beside the fixed run's declared checks
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="uses fork to keep the test fast")
 def test_oracle_resharded_with_workers_yields_what_num_workers_0_yields():
     done = subprocess.run([sys.executable, "-c", ORACLE, str(REPO_ROOT / "scenarios" / FOLDER)],

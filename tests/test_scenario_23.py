@@ -59,6 +59,7 @@ print(json.dumps({"equal": all(torch.equal(a, b) for a, b in zip(with_worker, in
 """
 
 
+@pytest.mark.full  # an oracle beside the fixed run's declared checks
 def test_oracle_fixed_worker_with_its_threads_yields_what_num_workers_0_yields():
     done = subprocess.run([sys.executable, "-c", _ORACLE, str(FOLDER)], capture_output=True, text=True,
                           timeout=120, cwd=REPO_ROOT, env=ENVIRONMENT)

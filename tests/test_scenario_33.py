@@ -110,6 +110,7 @@ def test_explain_names_33_from_the_broken_output_alone(report):
     assert found == [("33", "unpicklable-sample")]
 
 
+@pytest.mark.full  # explain on every interleaving (CPU seconds); the broken run's own output is explained in make test
 def test_explain_names_33_from_two_workers_feeder_tracebacks_however_their_lines_interleave(report):
     # Each worker's feeder prints its traceback a frame per write into one pipe: under load (CI, a busy
     # core) one worker's error line can land right under the other's header, away from the _feed frame.

@@ -157,3 +157,19 @@ def test_doctor_running_reads_the_signal_masks(variant, risks):
         job.wait()
     assert len(found) == risks
     assert all(f.level == "risk" and f.figures["workers_exposed"] == 2 for f in found)
+
+
+def test_a_lightning_fits_handler_is_a_note_from_the_pid_and_a_handler_of_ones_own_a_risk():
+    from scenarios.clinic.doctor.checks import s40_preemption_kills_workers as check
+    from scenarios.clinic.doctor.job import Job, Worker
+
+    def job(stack):
+        workers = [Worker(pid, "sleeping", 3, settled=True, catches_sigterm=True) for pid in (11, 12)]
+        return Job(trainer=10, command="python train.py", seconds=3.0, workers=workers, gone=[], helpers=[],
+                   trainer_stacks=[stack], trainer_cpu_s=0.1, fds=20, fd_limit=1024, shm_bytes=0, shm_total=None,
+                   cgroup={}, cores=2, stacks_readable=True, trainer_catches_sigterm=True)
+
+    fit = "Process 10: python train.py\n    run (lightning/pytorch/loops/fit_loop.py:216)\n    main (train.py:40)\n"
+    own = "Process 10: python train.py\n    train (train.py:31)\n    main (train.py:40)\n"
+    assert [f.level for f in check.running(job(fit))] == ["note"]
+    assert [f.level for f in check.running(job(own))] == ["risk"]

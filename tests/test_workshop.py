@@ -385,9 +385,9 @@ FIGURES = {"03_numpy_arrays.py": ("sampled_worker_uss_growth_mb", lambda mb: mb 
            "05_multiprocessing_array.py": ("repeats", lambda repeats: repeats == 0)}
 
 
-# make test runs the two whose figures are checked (02's other handling of bad files passes through `make check` in
+# make test runs one whose figures are checked (02's other handling of bad files passes through `make check` in
 # test_make_check_passes_another_handling_of_bad_files); make test-full runs them all.
-@pytest.mark.parametrize("file", one_per_kind(set(FIGURES), ALTERNATIVES))
+@pytest.mark.parametrize("file", one_per_kind({"05_multiprocessing_array.py"}, ALTERNATIVES))
 def test_a_correct_fix_that_is_not_ours_passes(file):
     grade = workshop.check(file.split("/")[-1][:2], ATTEMPTS / file, record=False)
     assert grade.state == workshop.PASSED, grade.problems

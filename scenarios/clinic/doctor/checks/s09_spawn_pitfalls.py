@@ -18,6 +18,16 @@ FIXES = {
 ERRORS = [(r"Can't pickle|Can't get attribute|cannot pickle|cannot be pickled|PicklingError|bootstrapping phase"
            r"|freeze_support\(\)\" line can be omitted|load\(from_parent\)\s+EOFError: Ran out of input",
            "pickle-for-workers")]
+# A paste cut while the DataLoader starts a worker: its traceback runs from the iterator's w.start() into
+# multiprocessing's start-up (spawn pickles the process object there) and stops at one of its frames, before the
+# exception that would say what did not pickle.  Possible, with the question (ASK): 09, 11 or 01.
+ERRORS += [(r"dataloader\.py\"?, line \d+, in __init__\s*\n\s*w\.start\(\)\s*\n[\s\S]*multiprocessing[/\\]"
+            r"(?:process|context|popen_\w+|reduction)\.py\"?, line \d+, in \w+\s*\n[^\n]*\S[^\n]*\s*\Z",
+            "pickle-for-workers")]
+ASK = [(r"Popen\(|_launch\(|\.dump\(|\.start\(\)|_Popen",
+        "the paste stops while the DataLoader started a worker, before the error that says what could not be "
+        "pickled: a lambda or a function defined inside another is 09 (fixes/spawn_safe.py names it), an open "
+        "file 11, a lock 01. Paste the lines below the last frame")]
 # A start method's own frames: spawn or forkserver pickling the process object in the parent
 # (reduction.dump; a Pool's task send is reduction.dumps), or unpickling it in the child (spawn's
 # _main).  A pickling error there is the start method's, and 09's lesson holds whatever process the

@@ -1,4 +1,5 @@
 """40 · the job's SIGTERM reached its DataLoader workers too: they died before its graceful shutdown."""
+import re
 
 from scenarios.clinic.doctor.findings import finder
 
@@ -44,12 +45,23 @@ def running(job):
     exposed = [w.pid for w in job.workers if w.settled and w.catches_sigterm]
     if not exposed:
         return []
+    said = (f"{len(exposed)} of its {len(job.workers)} DataLoader workers keep PyTorch's: a SIGTERM to the whole job "
+            "(scancel, a preemption, kill -TERM -PGID) kills them first")
+    figures = {"workers_exposed": len(exposed), "workers": len(job.workers)}
+    # /proc shows that a handler is set, not whose: in a Lightning fit it is Lightning's, which only stops the fit
+    # (and calls a handler of the user's set before fit beside its own); that one cannot be seen from here.
+    if any(_LIGHTNING_FIT.search(stack) for stack in job.trainer_stacks):
+        return [_found("note", "preempted-workers",
+                       f"the training process (pid {job.trainer}) runs a Lightning fit, whose SIGTERM handler only "
+                       f"stops it, and {said}. Nothing is lost unless your own SIGTERM handler (a checkpoint) was set "
+                       "before fit: Lightning calls it too, after the workers have died", figures=figures)]
     return [_found("risk", "preempted-workers",
-                   f"the training process (pid {job.trainer}) has a SIGTERM handler of its own, but {len(exposed)} of "
-                   f"its {len(job.workers)} DataLoader workers keep PyTorch's: a SIGTERM to the whole job (scancel, "
-                   "a preemption, kill -TERM -PGID) kills them first, and the training process fails with \"is killed "
-                   "by signal: Terminated\" before its shutdown code runs",
-                   figures={"workers_exposed": len(exposed), "workers": len(job.workers)})]
+                   f"the training process (pid {job.trainer}) has a SIGTERM handler of its own, but {said}, and the "
+                   "training process fails with \"is killed by signal: Terminated\" before its shutdown code runs",
+                   figures=figures)]
+
+
+_LIGHTNING_FIT = re.compile(r"(?:lightning[/\\](?:pytorch|fabric)|pytorch_lightning)[/\\]")
 
 
 # A framework's own SIGTERM handler that only stops the loop (Lightning's _SignalConnector: it tells the ranks
