@@ -60,7 +60,7 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist turns the marks into groups
 def pytest_collection_modifyitems(config, items):
-    # `make test` runs two pytest workers (pytest-xdist, --dist loadgroup): every test of one
+    # `make test` runs four pytest workers (make test-full two) (pytest-xdist, --dist loadgroup): every test of one
     # scenario goes to the same worker, which runs its variants once, a graded attempt of its
     # exercise too (shortcut_03_…, corpus/10_…: one file's attempts in one group were a long tail
     # at the suite's end); other tests by file.
