@@ -806,6 +806,29 @@ def test_a_resume_of_many_ranks_pairs_each_rank_with_its_own_and_skips_iterators
     assert "asked its workers for [6, 7]… as batch 2" in problems[0] and "had asked for [4, 5]" in problems[0]
 
 
+def test_a_run_cut_inside_an_epoch_and_started_again_in_another_order_is_a_lost_order_for_the_doctor():
+    from scenarios.clinic.doctor.checks import s24_resume_mid_epoch as s24, s35_distributed_resume_order as s35
+    from scenarios.clinic.run.resumes import resumed_orders
+    epoch = [[i, i + 1] for i in range(0, 12, 2)]
+    first = _asking(1, epoch, 0) + _asking(1, epoch[::-1][:4], 1)   # epoch 2 cut after 4 batches asked
+    cut = [{"pid": 1, "epoch": 1, "batches": 6, "ended": True}, {"pid": 1, "epoch": 2, "batches": 3}]
+    again = _asking(2, epoch, 2)   # started over: epoch 0's order, the whole epoch
+    [row] = resumed_orders(first + again, cut + [{"pid": 2, "epoch": 1, "batches": 6, "ended": True}], [])
+    assert row["order_lost"] and row["skipped"] == 0 and row["differ_at"] == 0
+    [found] = s24.observed({"resumed_orders": [row]})
+    assert found.level == "risk" and "started it again from its first batch in another order" in found.evidence
+    assert s35.observed({"resumed_orders": [row]}) == []   # one process, no rank: 24's
+    # the same order taken up where it stopped: a resume that kept it; a first run that ended is no interruption
+    [kept] = resumed_orders(first + _asking(2, epoch[::-1][2:], 2), cut, [])
+    assert not kept["order_lost"] and s24.observed({"resumed_orders": [kept]}) == []
+    ended = [dict(e, ended=True) for e in cut]
+    [rerun] = resumed_orders(first + again, ended, [])
+    assert rerun["interrupted_ended"] and not rerun["order_lost"]
+    ranked = [dict(row, rank=r) for r in (0, 1)]
+    [named] = s35.observed({"resumed_orders": ranked})
+    assert named.level == "risk" and named.figures["ranks"] == 2 and s24.observed({"resumed_orders": ranked}) == []
+
+
 def test_busy_threads_and_pool_threads_are_read_from_each_workers_census():
     from scenarios.clinic.workshop.worker_records import thread_problems
     oversubscribed = {"workers": [{"worker_id": 0, "batches": 4, "busy_threads": 2, "pool_threads": 1,

@@ -7,7 +7,8 @@ documents the keys.
 from __future__ import annotations
 
 import os
-from collections import Counter
+
+from scenarios.clinic.run.resumes import asked_orders, resumed_orders
 
 
 def _made_batches(seen: dict) -> list[dict]:
@@ -78,77 +79,33 @@ def copy_problems(wanted: dict, seen: dict) -> list[str]:
             "N workers, N copies, however small each is"]
 
 
-def asked_orders(workers: list[dict], epochs: list[dict] | None = None) -> dict[int, list[list[list[int]]]]:
-    """Each training process (by pid, in the order they started) and, for each of its iterators in
-    turn, the index batches its workers were asked for, in the order the sampler gave them.  With the
-    loop's `epochs` tallies: only the iterators the loop received a batch from (an iterator a library
-    makes and drops before the loop, whose workers were asked for their first batches all the same,
-    is no order); each tally names its iterator's workers."""
-    delivered = {pid for e in epochs or [] if e.get("batches", 0) > 0 for pid in e.get("worker_pids", [])}
-    by_parent: dict[int, list[dict]] = {}
-    for worker in sorted(workers, key=lambda w: w.get("started", 0)):
-        if worker.get("asked"):
-            by_parent.setdefault(worker.get("ppid"), []).append(worker)
-    processes = {}
-    for ppid, group in by_parent.items():
-        iterators: dict[int, list] = {}
-        turn: Counter = Counter()
-        for worker in group:  # the k-th worker with an id belongs to the k-th iterator
-            iterator = iterators.setdefault(turn[worker.get("worker_id")], [])
-            if not delivered or worker.get("pid") in delivered:
-                iterator.extend(worker["asked"])
-            turn[worker.get("worker_id")] += 1
-        processes[ppid] = [[indices for _, indices in sorted(asked)] for _, asked in sorted(iterators.items())
-                           if asked]
-    return processes
-
-
-def _pairs_by_rank(processes: dict[int, list], loaders: list[dict]) -> dict:
-    """Each rank's interrupted and resumed process (the first two of its rank to start), by the rank
-    its loaders were built on (None: a job of one process)."""
-    ranks = {loader.get("pid"): loader.get("rank") for loader in loaders if loader.get("rank") is not None}
-    by_rank: dict = {}
-    for pid, iterators in processes.items():
-        by_rank.setdefault(ranks.get(pid), []).append(iterators)
-    return by_rank
-
-
 def resume_problems(wanted: dict, seen: dict) -> list[str]:
     """`resumed_order`: on each rank, the resumed process's first iterator asks for the rest of the
     interrupted epoch, in its order; with the batches the interrupted one had asked for before, every
-    sample of the epoch once (35: two launches of two ranks, each rank paired with its own)."""
+    sample of the epoch once (35: two launches of two ranks, each rank paired with its own; run/resumes.py)."""
     if not wanted.get("resumed_order"):
         return []
-    by_rank = _pairs_by_rank(asked_orders(seen.get("workers", []), seen.get("epochs", [])), seen.get("loaders", []))
     problems = []
-    for rank, processes in sorted(by_rank.items(), key=lambda item: str(item[0])):
-        if len(processes) < 2 or not processes[0] or not processes[1]:
-            return [f"the grader saw the DataLoader's order in {len(processes)} training process(es)"
-                    f"{'' if rank is None else f' of rank {rank}'}; the exercise needs the interrupted one and "
-                    "the resumed one, each with DataLoader workers"]
-        said = _one_resume(processes[0], processes[1][0])
-        problems += [s if rank is None else f"rank {rank}: {s}" for s in said]
+    for row in resumed_orders(seen.get("workers", []), seen.get("epochs", []), seen.get("loaders", [])):
+        if "resumed" not in row:
+            rank = "" if row["rank"] is None else f" of rank {row['rank']}"
+            return [f"the grader saw the DataLoader's order in {row['processes']} training process(es){rank}; the "
+                    "exercise needs the interrupted one and the resumed one, each with DataLoader workers"]
+        problems += [s if row["rank"] is None else f"rank {row['rank']}: {s}" for s in _one_resume(row)]
     return problems
 
 
-def _one_resume(interrupted: list, resumed: list) -> list[str]:
-    full, cut = interrupted[0], interrupted[-1]
-    skipped = len(full) - len(resumed)
+def _one_resume(row: dict) -> list[str]:
     problems = []
-    differ = [p for p in range(len(resumed)) if 0 <= skipped + p < len(cut) and resumed[p] != cut[skipped + p]]
-    if skipped < 0 or differ:
-        p = differ[0] if differ else 0
-        was = cut[skipped + p][:4] if differ else "none"
-        problems.append(f"the resumed job's DataLoader asked its workers for {resumed[p][:4]}… as batch {skipped + p} "
-                        f"of the epoch; the interrupted one had asked for {was}… there: the loader started a new "
-                        "order (its own record, read by the grader, whatever the loop trained on)")
-    # how many distinct samples an epoch holds, not which: a rank's share of an epoch changes each epoch
-    counts = Counter(i for batch in cut[:max(skipped, 0)] + resumed for i in batch)
-    twice, never = sum(n - 1 for n in counts.values() if n > 1), len({i for b in full for i in b}) - len(counts)
-    if twice or never > 0:
-        problems.append(f"across the interruption the DataLoaders asked for {twice} samples twice and {max(never, 0)} "
-                        "never in the resumed epoch (the interrupted job's batches before the checkpoint, then "
-                        "the resumed job's)")
+    if row["differ_at"] is not None:
+        problems.append(f"the resumed job's DataLoader asked its workers for {row['asked']}… as batch "
+                        f"{row['differ_at']} of the epoch; the interrupted one had asked for {row['was'] or 'none'}… "
+                        "there: the loader started a new order (its own record, read by the grader, whatever the loop "
+                        "trained on)")
+    if row["twice"] or row["never"]:
+        problems.append(f"across the interruption the DataLoaders asked for {row['twice']} samples twice and "
+                        f"{row['never']} never in the resumed epoch (the interrupted job's batches before the "
+                        "checkpoint, then the resumed job's)")
     return problems
 
 

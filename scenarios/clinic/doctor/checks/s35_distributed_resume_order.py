@@ -6,7 +6,10 @@ or torchdata's StatefulDataLoader) over a sampler whose order is drawn from an e
 were taken, not the epoch, so a resumed process goes on in the order of whatever epoch its sampler holds
 (read from the loader's and sampler's classes: no chance in it).  Text: Accelerate's own line as
 load_state() restores a loader's state, printed by every resume, healthy ones too: possible, with the
-question that decides.
+question that decides.  In the user's own run, where the command is a resume test of ranks (each rank's
+process cut inside an epoch, then launched again): the order each rank's resumed loader asked its workers
+for against the interrupted epoch's (run/resumes.py), a count.  A reference run that ended, with a resume
+from one of its checkpoints, shows no interrupted epoch to compare with, and is not judged.
 """
 from scenarios.clinic.doctor.findings import finder
 
@@ -26,8 +29,10 @@ ASK = [(r"All dataloader sampler states loaded successfully",
 HEALTHY = ("static: the loader's and its sampler's classes, read, no chance in it; it names every resumable loader "
            "over an epoch-seeded sampler, as a note, since whether the loop sets the epoch before a resumed iterator "
            "is outside the loader. Text: Accelerate's own, printed by every load_state() of a stateful loader, "
-           "healthy or not: possible at most, with the question. The watched run sees one launch, not the "
-           "uninterrupted run to compare with: no rule on a run")
+           "healthy or not: possible at most, with the question. In your run (doctor -- COMMAND), where the command "
+           "is a resume test (each rank cut inside an epoch, then launched again): the order each rank's resumed "
+           "loader asked for against the interrupted epoch's, the loaders' own record, a count with no chance in it")
+FIXES["resumed-in-another-order"] = _FIX
 _found = finder(SCENARIO, FIXES)
 
 
@@ -58,3 +63,20 @@ def static(examined):
                    "epoch: the loader's state_dict() holds how many batches were taken, not the epoch, so a process "
                    "resumed in a later epoch goes on from the right batch of epoch 0's order unless the loop sets "
                    "the epoch before iterating (samples twice in that epoch, others never)")]
+
+
+def observed(run):
+    """In the user's own run (a resume test of ranks: the job cut inside an epoch, then launched again): a rank's
+    process that started after its interrupted one asked its workers for another order than the interrupted
+    epoch's, from where it took the epoch up.  The loaders' own record, a count with no chance in it."""
+    lost = [row for row in run.get("resumed_orders", []) if row.get("rank") is not None and row.get("order_lost")]
+    if not lost:
+        return []
+    row = lost[0]
+    where = f"from batch {row['differ_at']} on" if row["differ_at"] is not None else "in the epoch"
+    return [_found("risk", "resumed-in-another-order",
+                   f"measured in your run: {len(lost)} rank(s) resumed their interrupted epoch in another order: rank "
+                   f"{row['rank']}'s resumed process asked {where} for {row['asked']}… where the interrupted one had "
+                   f"asked for {row['was'] or 'nothing yet'}…; across the two, {row['twice']} samples were asked for "
+                   f"twice and {row['never']} never on that rank (the DataLoaders' own record)",
+                   figures={"ranks": len(lost), **{k: row[k] for k in ("rank", "differ_at", "twice", "never")}})]
