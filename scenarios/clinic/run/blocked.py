@@ -16,6 +16,10 @@ import time
 
 LONG_S = 1.0     # a fetch longer than this is watched
 EVERY_S = 0.25   # between two readings of the thread's system call
+# Reported after this many readings of one fetch (about 2 s and 5 s into it), then no more: a record
+# written all through a hang would tell the doctor's run-watching that the run is alive (a stall is
+# 10 s with no record), and 31's stuck rank is judged within seconds.
+REPORTED_AT = (4, 16)
 _KINDS = {
     "x86_64": {"read": {0, 7, 17, 19, 23, 42, 43, 45, 47, 232, 270, 271, 281, 288, 295, 299, 441},
                "sleep": {35, 230}, "lock": {202}},
@@ -45,7 +49,7 @@ def _reading(tid: int) -> str:
 
 def watch(clock: dict, report) -> None:
     """In a daemon thread: while the fetch that began at clock['got_at'] lasts past LONG_S, count what
-    the calling thread is found doing and hand report() the counts ({kind: readings}) after each reading."""
+    the calling thread is found doing and hand report() the counts ({kind: readings}) at REPORTED_AT."""
     tid = threading.get_native_id()
 
     def run():
@@ -59,7 +63,8 @@ def watch(clock: dict, report) -> None:
                 began, counts = got_at, {}
             kind = _reading(tid)
             counts[kind] = counts.get(kind, 0) + 1
-            report(dict(counts))
+            if sum(counts.values()) in REPORTED_AT:
+                report(dict(counts))
 
     if os.path.exists(f"/proc/self/task/{tid}/syscall"):
         threading.Thread(target=run, name="clinic-blocked", daemon=True).start()
