@@ -106,3 +106,22 @@ def test_a_frameworks_own_loader_is_watched_unchanged(command, fixed_flag, scena
     assert status == 1 and [f["scenario"] for f in report["findings"]] == [scenario], report
     status, report, _ = doctor_on(*command, fixed_flag)
     assert status == 0 and report["findings"] == [], report
+
+
+def test_a_loader_built_before_its_process_joined_the_job_learns_its_rank_at_iter(monkeypatch):
+    # Lightning's ranks build the loader in the script and start the process group in fit(): fresh-50's run_j,
+    # whose two ranks' identical streams read as two unranked loaders until the record was written again
+    from scenarios.clinic.run import loop_hook
+
+    written = []
+    monkeypatch.setattr(loop_hook, "write", written.append)
+    loader = type("Loader", (), {"sampler": None})()
+    loader._clinic_record = {"k": "loader", "pid": 1, "lid": 1, "rank": None}
+    monkeypatch.delenv("RANK", raising=False)
+    loop_hook._ranked(loader)
+    assert written == []
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    loop_hook._ranked(loader)
+    loop_hook._ranked(loader)   # once known, not written again
+    assert written == [{"k": "loader", "pid": 1, "lid": 1, "rank": 1}]

@@ -101,16 +101,29 @@ def watched_init(init):
                 import multiprocessing
                 method = multiprocessing.get_start_method(allow_none=True) or \
                     multiprocessing.get_context().get_start_method()
-            write({"k": "loader", "pid": os.getpid(), "lid": _LOADERS[0], "workers": self.num_workers,
-                   "batch_size": self.batch_size, "start_method": method,
-                   "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
-                   "class": type(self).__name__, "iterable": _is_stream(self.dataset),
-                   "stream_shuffles": _stream_shuffles(self.dataset),
-                   "rank": _rank(sampler), "sampler": type(sampler).__name__,
-                   "shuffle": getattr(sampler, "shuffle", None)})
+            record = {"k": "loader", "pid": os.getpid(), "lid": _LOADERS[0], "workers": self.num_workers,
+                      "batch_size": self.batch_size, "start_method": method,
+                      "persistent": bool(self.persistent_workers), "prefetch": self.prefetch_factor,
+                      "class": type(self).__name__, "iterable": _is_stream(self.dataset),
+                      "stream_shuffles": _stream_shuffles(self.dataset),
+                      "rank": _rank(sampler), "sampler": type(sampler).__name__,
+                      "shuffle": getattr(sampler, "shuffle", None)}
+            object.__setattr__(self, "_clinic_record", record)
+            write(record)
         except Exception:
             pass
     return __init__
+
+
+def _ranked(loader) -> None:
+    """A loader built before its process joined the job (Lightning's ranks build theirs in the script, then fit
+    starts the process group) learns its rank at its first iter(): its record written again, with it."""
+    record = getattr(loader, "_clinic_record", None)
+    if record is not None and record.get("rank") is None:
+        rank = _rank(getattr(loader, "sampler", None))
+        if rank is not None:
+            object.__setattr__(loader, "_clinic_record", {**record, "rank": rank})
+            write(loader._clinic_record)
 
 
 def watched_iter(iterate):
@@ -122,6 +135,7 @@ def watched_iter(iterate):
             at = _resumed_at(state) if state else 0
             if state:
                 write({"k": "resumed", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0), "at": at})
+            _ranked(self)
             epoch = self._clinic_epochs = getattr(self, "_clinic_epochs", 0) + 1
             iterator._clinic_seen = Observer()
             iterator._clinic_tally = {"k": "epoch", "pid": os.getpid(), "lid": getattr(self, "_clinic_lid", 0),

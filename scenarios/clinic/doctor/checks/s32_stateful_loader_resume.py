@@ -29,6 +29,9 @@ HEALTHY = ("error texts only, no rule on a loader: a state loaded after iter() l
            "into a StatefulDataLoader, from an iterator of it made before the load: no chance in it, a healthy loop "
            "takes its iterator after the load or never loads one")
 
+# The iterator taken before the state was loaded goes on in a new order: the resume's lost order (24's reading of
+# the run) is this mistake's, and 24's advice, a StatefulDataLoader's state, is already taken (fresh-49's run_m).
+EXPLAINS = [("24", "resume-mid-epoch")]
 _found = finder(SCENARIO, FIXES)
 
 
