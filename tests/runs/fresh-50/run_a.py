@@ -7,7 +7,6 @@ ceil(total / world)), trains one epoch, then waits for rank 0 to write the check
 """
 import datetime
 import math
-import os
 
 import torch
 import torch.distributed as dist
