@@ -102,3 +102,31 @@ def test_forkserver_workers_keep_their_threads_and_do_not_hang_with_the_variable
     assert out.index("forkserver, TOKENIZERS_PARALLELISM unset: the worker's tokenizer started") < \
         out.index("forkserver, TOKENIZERS_PARALLELISM=true: the worker's tokenizer started")
     assert run["metrics"]["forkserver_true_threads"] >= 1
+
+
+def test_the_doctor_names_a_pool_used_before_the_fork_in_the_run_and_nothing_else():
+    from scenarios.clinic.doctor.checks import s23_tokenizers_before_fork as check
+
+    def run(parent_t=1.0, on=True, method="fork", worker_calls=True):
+        pools = [{"lib": "tokenizers", "pid": 10, "t": parent_t, "what": "encode_batch", "on": on}]
+        pools += [{"lib": "tokenizers", "pid": 11, "t": 9.0, "what": "encode_batch", "on": True}] * worker_calls
+        return {"pools_used": pools, "loaders": [{"pid": 10, "start_method": method}],
+                "workers": [{"pid": 11, "ppid": 10, "started": 5.0}]}
+
+    [found] = check.observed(run())
+    assert found.level == "risk" and "encode_batch() before its DataLoader forked 1 worker" in found.evidence
+    assert check.observed(run(parent_t=6.0)) == []           # used after the workers started
+    assert check.observed(run(on=False)) == []               # TOKENIZERS_PARALLELISM=false: no pool ran
+    assert check.observed(run(method="spawn")) == []         # a spawned worker starts its own pool
+    assert check.observed(run(worker_calls=False)) == []     # workers that never tokenize lose nothing
+
+
+def test_a_workers_pool_sized_to_the_machine_with_its_loop_thread_is_no_oversubscription():
+    from scenarios.clinic.doctor.checks import s21_thread_oversubscription as check
+
+    cores = check.usable_cores()[0]
+    one = {"workers": [{"batches": 4, "busy_threads": cores + 1}]}
+    assert check.observed(one) == []
+    each = max(cores, 2)
+    two = {"workers": [{"batches": 4, "busy_threads": each}, {"batches": 4, "busy_threads": each}]}
+    assert [f.check for f in check.observed(two)] == ["threads-per-worker"]

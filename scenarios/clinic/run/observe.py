@@ -22,7 +22,8 @@ then wraps:
 - PyTorch's (and torchdata's) worker loop `_worker_loop` (worker_hook.py): only a real DataLoader
   worker runs it, and there, every batch put on the data queue: how many, the worker's CPU time and
   its CPU and wall time from index to batch, the bytes it read, its USS, the random states it left,
-  its dataset copy's state.
+  its dataset copy's state;
+- tokenizers' batch entry points (pool_hooks.py): each process's first use of its thread pool.
 
 Each record is one JSON line written with os.write on a descriptor opened at install (O_APPEND: the
 processes of a run share the file).  `summary(PATH)` reads it back for the grade.  Nothing here may
@@ -40,7 +41,7 @@ from scenarios.clinic.run.loop_hook import ASKED_ENV, FIELDS_ENV
 _FD: int | None = None
 _PATCHED: set[str] = set()
 _WATCHED = ("torch.utils.data.dataloader", "torchdata.stateful_dataloader.stateful_dataloader", "torch._dynamo",
-            "torch.nn.parallel.distributed")
+            "torch.nn.parallel.distributed", "tokenizers")
 
 
 def hook_env(observe: dict) -> dict[str, str]:
@@ -148,6 +149,13 @@ def _patch(module) -> None:
         _watch_compiles(module.callback_handler)
         compiled = module.eval_frame.OptimizedModule
         _hook(compiled, "__call__", step_hooks.shaped_call(compiled.__call__))
+        return
+    if module.__name__ == "tokenizers":
+        from scenarios.clinic.run import pool_hooks
+        pool_hooks.watch(_write)
+        for name in pool_hooks.ENTRY_POINTS:
+            if hasattr(module.Tokenizer, name):
+                _hook(module.Tokenizer, name, pool_hooks.pooled(getattr(module.Tokenizer, name), name))
         return
     if module.__name__ == "torch.nn.parallel.distributed":
         ddp = module.DistributedDataParallel

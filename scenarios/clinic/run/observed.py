@@ -200,6 +200,7 @@ def summary(path) -> dict:
             "per_epoch": per_epoch(loaders, epochs, batches), "unused_states": unused_states(records, loaders),
             "sigterm_exposed": sigterm_exposed(list(epochs.values()), list(workers.values())),
             "long_fetch_waits": list(long_fetches.values()),
+            "pools_used": [r for r in records if r["k"] == "pool"],
             "resumed_orders": resumed_orders(list(workers.values()), list(epochs.values()), list(loaders.values())),
             "miscounted_states": [{**{key: r.get(key) for key in ("pid", "lid", "epoch", "says", "received")},
                                    "rank": loaders.get((r.get("pid"), r.get("lid")), {}).get("rank")}
