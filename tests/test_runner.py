@@ -353,3 +353,13 @@ def _session(proc) -> int | None:
         return os.getsid(proc.pid)
     except OSError:
         return None
+
+
+def test_workers_the_hook_recorded_count_where_the_poll_missed_them():
+    from scenarios.clinic.run.supervise import Supervised
+
+    run = Supervised.__new__(Supervised)   # the census alone: no process started
+    run.seen, run.helpers = {1: None, 2: None, 3: None}, {3}
+    run.script = lambda: type("P", (), {"pid": 1})()
+    assert run.workers_seen() == 1
+    assert run.workers_seen({2, 7, 8}) == 3   # 2 seen by both, 7 and 8 lived between two polls

@@ -120,7 +120,8 @@ def _result(run: Supervised, spec: dict, timed_out: bool, seconds: float, memory
         "memory": memory.samples,
         # Every process that ran below the script, whatever its lifetime (helpers such as
         # torch_shm_manager aside): the workers the runner saw, not what the script says.
-        "worker_processes_seen": run.workers_seen(),
+        "worker_processes_seen": run.workers_seen({w.get("pid") for w in (run.observations or {}).get("workers", [])
+                                                   if w.get("pid") is not None} if run.observed else set()),
     }
     if run.observed:  # an attempt: what its DataLoaders did, recorded inside PyTorch (observe.py)
         result["observed"] = run.observations

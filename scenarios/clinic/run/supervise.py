@@ -131,12 +131,14 @@ class Supervised:
         if helper_kind(pid):
             self.helpers.add(pid)
 
-    def workers_seen(self) -> int:
+    def workers_seen(self, recorded: set | frozenset = frozenset()) -> int:
         """How many processes ran below the script, torch's and multiprocessing's helper
-        processes (shared-memory manager, fork server, resource tracker) aside."""
+        processes (shared-memory manager, fork server, resource tracker) aside; with `recorded`, the
+        DataLoader workers the run's own hook wrote a record from, which a poll on a loaded machine
+        can miss when they live for a moment (36's fixed run: 23 seen of its 24, beside a busy core)."""
         # The script is the reaper's first child: the lowest pid seen, where it ended too soon to be named.
         script = getattr(self.script(), "pid", None) or min(self.seen, default=None)
-        return sum(1 for pid in self.seen if pid != script and pid not in self.helpers)
+        return len({pid for pid in self.seen if pid != script and pid not in self.helpers} | set(recorded))
 
     def exit_status(self) -> int | None:
         """The script's exit status (negative: killed by that signal), None while it runs."""
