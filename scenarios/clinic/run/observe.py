@@ -152,10 +152,7 @@ def _patch(module) -> None:
         return
     if module.__name__ == "tokenizers":
         from scenarios.clinic.run import pool_hooks
-        pool_hooks.watch(_write)
-        for name in pool_hooks.ENTRY_POINTS:
-            if hasattr(module.Tokenizer, name):
-                _hook(module.Tokenizer, name, pool_hooks.pooled(getattr(module.Tokenizer, name), name))
+        pool_hooks.install(module, _hook, _write)
         return
     if module.__name__ == "torch.nn.parallel.distributed":
         ddp = module.DistributedDataParallel

@@ -161,18 +161,22 @@ def sigterm_exposed(epochs: list[dict], workers: list[dict]) -> list[dict]:
              "of": sum(w.get("ppid") == pid and "sigterm" in w for w in workers)} for pid, pids in exposed.items()]
 
 
+def _waits_and_pools(records: list[dict]) -> dict:
+    """What each long fetch's loop thread waited in (blocked.py: the last reading of a fetch holds its counts),
+    and each process's first use of a library's thread pool (pool_hooks.py)."""
+    long_fetches = {(r.get("pid"), r.get("at")): r.get("waits", {}) for r in records if r["k"] == "blocked"}
+    return {"long_fetch_waits": list(long_fetches.values()), "pools_used": [r for r in records if r["k"] == "pool"]}
+
+
 def summary(path) -> dict:
     """What the hook recorded: the last record of each loader, epoch and worker, with totals."""
     loaders, epochs, workers, batches, made, compiles = {}, {}, {}, [], [], 0
     stepped: dict[str, list[dict]] = {"compiled_call": [], "ddp": [], "raised": [], "resumed": [], "state_saved": []}
     replaced: dict[str, set] = {"replaced": set(), "unhooked": set()}
     records = _records(path)
-    long_fetches: dict = {}
     for record in records:
         kind = record["k"]
-        if kind == "blocked":  # the last reading of each long fetch holds its counts
-            long_fetches[(record.get("pid"), record.get("at"))] = record.get("waits", {})
-        elif kind == "loader":
+        if kind == "loader":
             loaders[(record.get("pid"), record.get("lid"))] = record
         elif kind == "epoch":
             epochs[(record.get("pid"), record.get("lid"), record.get("epoch"))] = record
@@ -199,8 +203,7 @@ def summary(path) -> dict:
             **{kind: sorted(names) for kind, names in replaced.items()}, **steps(loaders, batches, stepped),
             "per_epoch": per_epoch(loaders, epochs, batches), "unused_states": unused_states(records, loaders),
             "sigterm_exposed": sigterm_exposed(list(epochs.values()), list(workers.values())),
-            "long_fetch_waits": list(long_fetches.values()),
-            "pools_used": [r for r in records if r["k"] == "pool"],
+            **_waits_and_pools(records),
             "resumed_orders": resumed_orders(list(workers.values()), list(epochs.values()), list(loaders.values())),
             "miscounted_states": [{**{key: r.get(key) for key in ("pid", "lid", "epoch", "says", "received")},
                                    "rank": loaders.get((r.get("pid"), r.get("lid")), {}).get("rank")}

@@ -22,6 +22,15 @@ def watch(writer) -> None:
         _WRITERS.append(writer)
 
 
+def install(module, hook, writer) -> None:
+    """Each of tokenizers.Tokenizer's entry points this release has, wrapped by `hook` (observe.py's, which
+    keeps what it wrapped)."""
+    watch(writer)
+    for name in ENTRY_POINTS:
+        if hasattr(module.Tokenizer, name):
+            hook(module.Tokenizer, name, pooled(getattr(module.Tokenizer, name), name))
+
+
 def pooled(method, name: str):
     @functools.wraps(method)
     def call(*args, **kwargs):

@@ -65,14 +65,7 @@ def step_problems(wanted: dict, seen: dict) -> list[str]:
                         f"own shape ({', '.join(sorted(delivered - compiled))[:120]}; the compiled module received "
                         f"{sum(compiled.values())} calls): the compiled step must train on the batches as delivered")
     problems += _elements_problems(wanted, delivered)
-    least = wanted.get("stalled_then_raised")
-    raised = [r for r in seen.get("loader_raised", []) if (r.get("waited_s") or 0) >= (least or 0)]
-    if least is not None and not raised:
-        problems.append(f"no rank's DataLoader raised after its loop waited {least:g} s or more for a batch "
-                        f"({len(seen.get('loader_raised', []))} raised sooner): the stall must stay, and the rank "
-                        "stuck in it must say so itself before the others give up")
-    elif least is not None:
-        problems += _stall_kept(seen.get("long_fetch_waits", []))
+    problems += _stall_problems(wanted.get("stalled_then_raised"), seen)
     resumes = Counter(wanted.get("resumes", []))
     short = {pid: at for pid, at in seen.get("resumes", {}).items() if resumes - Counter(at)}
     if short:
@@ -91,17 +84,24 @@ def step_problems(wanted: dict, seen: dict) -> list[str]:
     return problems
 
 
-def _stall_kept(long_fetches: list[dict]) -> list[str]:
-    """The stall is a read that waits (blocked.py's readings of the worker's loop thread during each fetch
-    longer than a second): a fetch that slept or computed, then raised, has no read to bound.  Judged only where
-    the readings could be named (an architecture blocked.py knows)."""
-    named = [waits for waits in long_fetches if set(waits) - {"other"}]
+def _stall_problems(least: float | None, seen: dict) -> list[str]:
+    """`stalled_then_raised`: a loader's next() raised after its loop waited `least` seconds, and the stall is a
+    read that waits (blocked.py's readings of the worker's loop thread during each fetch longer than a second): a
+    fetch that slept or computed, then raised, has no read to bound.  The readings are judged only where they
+    could be named (an architecture blocked.py knows)."""
+    if least is None:
+        return []
+    if not [r for r in seen.get("loader_raised", []) if (r.get("waited_s") or 0) >= least]:
+        return [f"no rank's DataLoader raised after its loop waited {least:g} s or more for a batch "
+                f"({len(seen.get('loader_raised', []))} raised sooner): the stall must stay, and the rank "
+                "stuck in it must say so itself before the others give up"]
+    named = [waits for waits in seen.get("long_fetch_waits", []) if set(waits) - {"other"}]
     if not named or any(waits.get("read", 0) * 2 >= sum(waits.values()) for waits in named):
         return []
-    seen = Counter()
+    tally: Counter = Counter()
     for waits in named:
-        seen.update(waits)
-    said = ", ".join(f"{kind} {n}" for kind, n in seen.most_common() if kind != "other")
+        tally.update(waits)
+    said = ", ".join(f"{kind} {n}" for kind, n in tally.most_common() if kind != "other")
     return [f"no DataLoader worker waited on a read through its long fetch (its loop thread, read 4 times a "
             f"second: {said}): the stall must stay a read, bounded by a timeout, not replaced by a pause and a "
             "raise of its own"]
